@@ -1,0 +1,1 @@
+"""The core: value types, seams, runtime and policies. Standard library only."""

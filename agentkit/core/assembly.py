@@ -1,0 +1,62 @@
+"""Assembling a RunContext from services: the production constructor."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentkit.core.contracts.ports import (
+    LLM,
+    ChatMiddleware,
+    Observer,
+    Store,
+    ToolMiddleware,
+    Tracer,
+)
+from agentkit.core.contracts.types import Autonomy, Scope
+from agentkit.core.policies.chains import default_chat_chain, default_tool_chain
+from agentkit.core.runtime.context import DEFAULT_MAX_DEPTH, RunContext, new_run_id
+from agentkit.core.runtime.invoker import Invoker
+from agentkit.state.stores.memory import InMemoryStore
+
+__all__ = ["make_ctx"]
+
+
+def make_ctx(
+    llm: LLM,
+    *,
+    store: Store | None = None,
+    scope: Scope | None = None,
+    autonomy: Autonomy | str = Autonomy.AUTO,
+    tool_middleware: Sequence[ToolMiddleware] | None = None,
+    chat_middleware: Sequence[ChatMiddleware] | None = None,
+    correlation_id: str | None = None,
+    budget: Any = None,
+    checkpointer: Any = None,
+    tracer: Tracer | None = None,
+    observer: Observer | None = None,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> RunContext:
+    """Build the context for a production run from real services.
+
+    Without ``tool_middleware`` / ``chat_middleware`` the chains are
+    :func:`~agentkit.core.policies.default_tool_chain` and
+    :func:`~agentkit.core.policies.default_chat_chain`. The default store lives in
+    memory; pass a durable store to make runs survive a restart.
+    """
+    return RunContext(
+        llm=llm,
+        store=store if store is not None else InMemoryStore(),
+        invoker=Invoker(
+            tool_middleware=default_tool_chain() if tool_middleware is None else tool_middleware,
+            chat_middleware=default_chat_chain() if chat_middleware is None else chat_middleware,
+        ),
+        scope=scope if scope is not None else Scope(org_id=0, domain_id=0),
+        correlation_id=correlation_id or new_run_id(),
+        autonomy=autonomy,
+        budget=budget,
+        checkpointer=checkpointer,
+        tracer=tracer,
+        observer=observer,
+        max_depth=max_depth,
+    )

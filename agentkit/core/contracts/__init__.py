@@ -1,0 +1,1 @@
+"""Value types, seams (Protocols) and errors shared by every layer."""

@@ -1,0 +1,152 @@
+"""The seams: small Protocols that backends, tools and middlewares implement.
+
+The runtime and the agent loop only ever talk to these; concrete backends are adapters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from agentkit.core.contracts.types import (
+        ChatRequest,
+        LLMResult,
+        StreamEvent,
+        ToolRequest,
+        ToolSchema,
+    )
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = [
+    "LLM",
+    "ChatHandler",
+    "ChatMiddleware",
+    "Observer",
+    "Span",
+    "Store",
+    "Tool",
+    "ToolHandler",
+    "ToolMiddleware",
+    "Tracer",
+]
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything with these attributes and ``async def run(args, ctx)`` is a tool."""
+
+    name: str
+    description: str
+    schema: ToolSchema | None
+    output_schema: Any
+    side_effecting: bool
+    requires_approval: bool
+
+    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
+        """Execute the tool with the model's (frozen) arguments."""
+        ...
+
+
+class LLM(Protocol):
+    """A chat model: one request value in, one result value out."""
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        """Answer one request."""
+        ...
+
+    def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+        """Answer one request as deltas, ending with the complete :class:`LLMResult`."""
+        ...
+
+
+class Store(Protocol):
+    """Key-value state with single-flight claims and append-only logs.
+
+    ``get_or_set`` is the one atomic primitive idempotency needs: concurrent callers
+    with the same key run ``factory`` once; a factory that raises stores nothing.
+    """
+
+    async def get(self, key: str) -> Any | None:
+        """The value under ``key``, or None when absent or expired."""
+        ...
+
+    async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
+        """Store ``value``; with ``ttl`` seconds it expires."""
+        ...
+
+    async def get_or_set(
+        self,
+        key: str,
+        factory: Callable[[], Awaitable[Any]],
+        *,
+        ttl: float | None = None,
+    ) -> tuple[Any, bool]:
+        """Return ``(value, created)``: the stored value, or ``factory()``'s once stored."""
+        ...
+
+    async def delete(self, key: str) -> bool:
+        """Remove ``key``; True when something was there."""
+        ...
+
+    async def append(self, log: str, value: Any) -> None:
+        """Append ``value`` to the log named ``log``."""
+        ...
+
+    async def list(self, log: str) -> tuple[Any, ...]:
+        """Every value appended to ``log``, oldest first."""
+        ...
+
+
+class Span(Protocol):
+    """An open trace span."""
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        """Attach one attribute."""
+        ...
+
+    def add_event(self, name: str, attributes: Mapping[str, Any] | None = None) -> None:
+        """Record a point-in-time event on the span."""
+        ...
+
+    def record_error(self, error: BaseException) -> None:
+        """Mark the span failed with ``error``."""
+        ...
+
+    def end(self) -> None:
+        """Close the span."""
+        ...
+
+
+class Tracer(Protocol):
+    """Starts spans; the current span is tracked by the runtime, not the tracer."""
+
+    def start_span(
+        self,
+        name: str,
+        attributes: Mapping[str, Any] | None = None,
+        parent: Span | None = None,
+    ) -> Span:
+        """Open a span named ``name`` as a child of ``parent``."""
+        ...
+
+
+class Observer(Protocol):
+    """Receives observations a run emits (``ctx.emit``); must not be relied on to raise."""
+
+    def __call__(self, kind: str, data: Mapping[str, Any]) -> None:
+        """Take one observation."""
+        ...
+
+
+ToolHandler = Callable[["ToolRequest", "RunContext"], Awaitable[Any]]
+"""The rest of the tool chain, as seen by a middleware."""
+
+ToolMiddleware = Callable[["ToolRequest", "RunContext", ToolHandler], Awaitable[Any]]
+"""``async def mw(request, ctx, call_next)``: may observe, short-circuit or re-invoke."""
+
+ChatHandler = Callable[["ChatRequest", "RunContext"], Awaitable["LLMResult"]]
+"""The rest of the chat chain, as seen by a middleware."""
+
+ChatMiddleware = Callable[["ChatRequest", "RunContext", ChatHandler], Awaitable["LLMResult"]]
+"""``async def mw(request, ctx, call_next)`` around a model call."""

@@ -1,0 +1,249 @@
+"""Frozen value types that cross the seams: scopes, messages, tool calls, chat requests.
+
+Values are immutable so that what was sent, approved and recorded stays what it was.
+Argument objects are frozen deeply (see :mod:`agentkit.core.contracts.frozen`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
+
+if TYPE_CHECKING:
+    from agentkit.core.contracts.ports import Tool
+
+__all__ = [
+    "Autonomy",
+    "ChatRequest",
+    "FinishReason",
+    "LLMResult",
+    "Message",
+    "Role",
+    "Scope",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolRequest",
+    "ToolSchema",
+    "Usage",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
+
+
+class Autonomy(StrEnum):
+    """How much a run may do without a human: the tier ``should_gate`` reads."""
+
+    AUTO = "auto"
+    """Only tools that declare ``requires_approval=True`` pause."""
+    GATED = "gated"
+    """Side-effecting tools pause too."""
+    MANUAL = "manual"
+    """Every tool call pauses."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The tenant a run acts for; idempotency and caches never cross it."""
+
+    org_id: int | str
+    """The organisation."""
+    domain_id: int | str
+    """The domain (workspace, project) inside the organisation."""
+
+    def key(self) -> str:
+        """A stable string form, e.g. ``"org7:dom1"``."""
+        return f"org{self.org_id}:dom{self.domain_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens (and, when known, money) a call or a run consumed."""
+
+    input_tokens: int = 0
+    """Prompt tokens billed at the full rate."""
+    output_tokens: int = 0
+    """Generated tokens."""
+    cache_read_tokens: int = 0
+    """Prompt tokens served from the provider's cache."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache."""
+    cost_usd: float = 0.0
+    """Price of the call in US dollars, when a price is known."""
+    requests: int = 0
+    """Model requests made."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            requests=self.requests + other.requests,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Every token counted, cached or not."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the model asked for; its arguments are frozen on construction."""
+
+    id: str
+    """The provider's call id; a tool result answers it by this id."""
+    name: str
+    """The advertised tool name."""
+    arguments: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """The JSON object the model sent, deeply frozen."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arguments", freeze_arguments(self.arguments))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSchema:
+    """What the model is shown of a tool: name, description and a JSON Schema."""
+
+    name: str
+    """The advertised name."""
+    description: str
+    """The model-facing description."""
+    parameters: Mapping[str, Any]
+    """A JSON Schema object for the arguments. Treat it as read-only."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRequest:
+    """A tool invocation on its way through the invoker's middleware chain.
+
+    The tool object is the declaration of record: middlewares read ``side_effecting``
+    from the request *or* the tool, since many call sites leave the request's flag at
+    its default.
+    """
+
+    name: str
+    """The tool name, as the model called it."""
+    arguments: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """The call's arguments, deeply frozen on construction."""
+    tool: Tool | None = None
+    """The tool that will run; the terminal of the chain calls ``tool.run``."""
+    side_effecting: bool = False
+    """Set by a caller that knows the call changes the world; OR-ed with the tool's flag."""
+    call_id: str | None = field(default=None, kw_only=True)
+    """The model's call id, when the call came from a model."""
+    key_step: bool = field(default=False, kw_only=True)
+    """A step that changes the world (copied from ``side_effecting`` by the agent loop)."""
+    meta: dict[str, Any] = field(default_factory=dict, kw_only=True, compare=False)
+    """Per-call signals between middlewares, e.g. ``meta["idempotency"] = "replayed"``."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "arguments", freeze_arguments(self.arguments))
+
+    @property
+    def is_side_effecting(self) -> bool:
+        """True when the request or the tool declares a side effect."""
+        return self.side_effecting or bool(getattr(self.tool, "side_effecting", False))
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a conversation."""
+
+    role: Role
+    """Who speaks: ``system``, ``user``, ``assistant`` or ``tool``."""
+    content: str = ""
+    """The text."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls an assistant message asks for."""
+    tool_call_id: str | None = None
+    """For a ``tool`` message: the call it answers."""
+    name: str | None = None
+    """For a ``tool`` message: the tool that answered."""
+    is_error: bool = False
+    """For a ``tool`` message: the result reports a failure."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One model call: the conversation so far and the tools on offer."""
+
+    model: str
+    """The model id, e.g. ``"claude-sonnet-4-5"``; ``"fake"`` for FakeLLM."""
+    messages: tuple[Message, ...]
+    """The conversation, oldest first, without the system prompt."""
+    system: str = ""
+    """The system prompt."""
+    tools: tuple[ToolSchema, ...] = ()
+    """The tools advertised to the model, in a stable order."""
+    max_tokens: int | None = None
+    """An upper bound on generated tokens, when the caller sets one."""
+    temperature: float | None = None
+    """Sampling temperature, when the caller sets one."""
+    output_schema: Mapping[str, Any] | None = None
+    """A JSON Schema the answer must follow, for structured output."""
+    meta: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """Provider-specific extras, passed through untouched."""
+
+
+@dataclass(frozen=True, slots=True)
+class LLMResult:
+    """The model's answer to one :class:`ChatRequest`."""
+
+    content: str = ""
+    """The text the model produced."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls the model asked for."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens and cost of the call."""
+    finish_reason: FinishReason = "stop"
+    """Why the model stopped."""
+    model: str = ""
+    """The model that answered, as the provider reports it."""
+
+    @property
+    def message(self) -> Message:
+        """The answer as an assistant message for the transcript."""
+        return Message(role="assistant", content=self.content, tool_calls=self.tool_calls)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of streamed model text."""
+
+    text: str
+    """The new text."""
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a streamed tool call; ``arguments_json`` fragments concatenate."""
+
+    index: int
+    """Which call of the turn this piece belongs to."""
+    id: str | None = None
+    """The call id, on the first piece."""
+    name: str | None = None
+    """The tool name, on the first piece."""
+    arguments_json: str = ""
+    """A fragment of the arguments' JSON text."""
+    kind: Literal["tool_call"] = "tool_call"
+
+
+StreamEvent = TextDelta | ToolCallDelta | LLMResult
+"""What a streaming model call yields: deltas, then the complete :class:`LLMResult`."""

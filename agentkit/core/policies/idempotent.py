@@ -1,0 +1,53 @@
+"""idempotent(): a retried side-effecting call replays its first result instead of acting twice."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
+from agentkit.core.contracts.types import ToolRequest
+from agentkit.core.policies._keys import hash_arguments
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["idempotent"]
+
+
+def idempotent(store: Store | None = None, *, ttl: float | None = None) -> ToolMiddleware:
+    """Deduplicate side-effecting tool calls within a run.
+
+    The key is (run id, scope, tool name, arguments), so a replay is confined to one run
+    of one tenant: a second run that sends the same email really sends it. Only
+    side-effecting calls are cached (the request's flag OR the tool's); concurrent
+    duplicates share one execution; a call that raises stores nothing, so a retry runs
+    it again. ``store`` defaults to the context's store.
+
+    Sets ``request.meta["idempotency"]`` to ``"executed"`` or ``"replayed"``.
+    """
+    return _Idempotent(store, ttl)
+
+
+class _Idempotent:
+    __slots__ = ("_store", "_ttl")
+
+    def __init__(self, store: Store | None, ttl: float | None) -> None:
+        self._store = store
+        self._ttl = ttl
+
+    async def __call__(self, request: ToolRequest, ctx: RunContext, call_next: ToolHandler) -> Any:
+        if not request.is_side_effecting:
+            return await call_next(request, ctx)
+        store = self._store if self._store is not None else ctx.store
+        key = (
+            f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:"
+            f"{hash_arguments(request.arguments)}"
+        )
+        value, created = await store.get_or_set(
+            key, lambda: call_next(request, ctx), ttl=self._ttl
+        )
+        request.meta["idempotency"] = "executed" if created else "replayed"
+        return value
+
+    def __repr__(self) -> str:
+        return f"idempotent(store={self._store!r}, ttl={self._ttl!r})"

@@ -1,0 +1,171 @@
+"""RunContext: what one run carries through every layer, and how to build one."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
+from agentkit.core.contracts.ports import LLM, Observer, Store, Tracer
+from agentkit.core.contracts.types import Autonomy, Scope
+from agentkit.core.runtime.invoker import Invoker
+
+_log = logging.getLogger("agentkit.runtime")
+
+DEFAULT_MAX_DEPTH = 8
+"""How deep agents may nest (an agent calling an agent as a tool) before ``child()`` refuses."""
+
+
+class CancelToken:
+    """A run's cancellation flag, shared by the run and every nested run."""
+
+    __slots__ = ("_reason",)
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Ask the run to stop at its next safe point; the first reason wins."""
+        if self._reason is None:
+            self._reason = reason
+
+    @property
+    def cancelled(self) -> bool:
+        """True once :meth:`cancel` was called."""
+        return self._reason is not None
+
+    @property
+    def reason(self) -> str | None:
+        """Why the run was cancelled, if it was."""
+        return self._reason
+
+
+class RunContext:
+    """Everything a run carries: identity, tenant, policy and the services it calls.
+
+    One context is passed along by reference through the agent loop, the invoker and
+    every tool; :meth:`child` is the only derivation (for a nested run).
+    """
+
+    __slots__ = (
+        "autonomy",
+        "budget",
+        "cancel",
+        "checkpointer",
+        "correlation_id",
+        "depth",
+        "invoker",
+        "llm",
+        "max_depth",
+        "observer",
+        "scope",
+        "store",
+        "tracer",
+    )
+
+    def __init__(
+        self,
+        *,
+        llm: LLM,
+        store: Store,
+        invoker: Invoker,
+        scope: Scope,
+        correlation_id: str,
+        autonomy: Autonomy | str = Autonomy.AUTO,
+        budget: Any = None,
+        checkpointer: Any = None,
+        tracer: Tracer | None = None,
+        observer: Observer | None = None,
+        cancel: CancelToken | None = None,
+        depth: int = 0,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self.llm = llm
+        self.store = store
+        self.invoker = invoker
+        self.scope = scope
+        self.correlation_id = correlation_id
+        self.autonomy = _autonomy(autonomy)
+        self.budget = budget
+        self.checkpointer = checkpointer
+        self.tracer = tracer
+        self.observer = observer
+        self.cancel = cancel if cancel is not None else CancelToken()
+        self.depth = depth
+        self.max_depth = max_depth
+
+    @property
+    def run_id(self) -> str:
+        """The run's id; the same as ``correlation_id``."""
+        return self.correlation_id
+
+    def child(self) -> RunContext:
+        """A context for a nested run: one level deeper, same run id, budget and cancel token.
+
+        Raises :class:`DepthLimitExceeded` past ``max_depth``.
+        """
+        depth = self.depth + 1
+        if depth > self.max_depth:
+            raise DepthLimitExceeded(depth, self.max_depth)
+        return RunContext(
+            llm=self.llm,
+            store=self.store,
+            invoker=self.invoker,
+            scope=self.scope,
+            correlation_id=self.correlation_id,
+            autonomy=self.autonomy,
+            budget=self.budget,
+            checkpointer=self.checkpointer,
+            tracer=self.tracer,
+            observer=self.observer,
+            cancel=self.cancel,
+            depth=depth,
+            max_depth=self.max_depth,
+        )
+
+    def emit(self, kind: str, **data: Any) -> None:
+        """Send an observation to the observer. Never raises: a broken observer is logged."""
+        observer = self.observer
+        if observer is None:
+            return
+        try:
+            observer(kind, {"run_id": self.correlation_id, "depth": self.depth, **data})
+        except Exception:
+            _log.warning("observer failed on %r; continuing", kind, exc_info=True)
+
+    def check_cancelled(self) -> None:
+        """Raise :class:`RunCancelled` if the run was asked to stop."""
+        reason = self.cancel.reason
+        if reason is not None:
+            raise RunCancelled(reason)
+
+    def __repr__(self) -> str:
+        return (
+            f"RunContext(run_id={self.correlation_id!r}, scope={self.scope.key()!r}, "
+            f"autonomy={self.autonomy.value!r}, depth={self.depth})"
+        )
+
+
+def _autonomy(value: Autonomy | str) -> Autonomy:
+    try:
+        return Autonomy(value)
+    except ValueError:
+        accepted = [a.value for a in Autonomy]
+        raise ValueError(f"unknown autonomy {value!r}; expected one of {accepted}") from None
+
+
+def new_run_id() -> str:
+    """A fresh, unique run id."""
+    return uuid.uuid4().hex
+
+
+def describe_context(ctx: RunContext) -> Mapping[str, Any]:
+    """The context's identity fields, for logs and audit records."""
+    return {
+        "run_id": ctx.correlation_id,
+        "scope": ctx.scope.key(),
+        "autonomy": ctx.autonomy.value,
+        "depth": ctx.depth,
+    }

@@ -1,0 +1,134 @@
+"""The Invoker: two middleware chains, folded once, ending in the tool or the model.
+
+A middleware is ``async def mw(request, ctx, call_next)``. ``list[0]`` is outermost.
+The chains are composed when the Invoker is built, so a call pays one Python call per
+layer and nothing for assembling the chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentkit.core.contracts.errors import ToolNotFoundError
+from agentkit.core.contracts.ports import ChatHandler, ChatMiddleware, ToolHandler, ToolMiddleware
+from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolRequest
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["Invoker"]
+
+
+async def _run_tool(request: ToolRequest, ctx: RunContext) -> Any:
+    tool = request.tool
+    if tool is None:
+        raise ToolNotFoundError(request.name, ())
+    return await tool.run(request.arguments, ctx)
+
+
+async def _call_llm(request: ChatRequest, ctx: RunContext) -> LLMResult:
+    return await ctx.llm.chat(request, ctx)
+
+
+def _fold_tool(middleware: Sequence[ToolMiddleware]) -> ToolHandler:
+    handler: ToolHandler = _run_tool
+    for mw in reversed(middleware):
+        handler = _bind_tool(mw, handler)
+    return handler
+
+
+def _bind_tool(mw: ToolMiddleware, call_next: ToolHandler) -> ToolHandler:
+    def layer(request: ToolRequest, ctx: RunContext) -> Any:
+        return mw(request, ctx, call_next)
+
+    return layer
+
+
+def _fold_chat(middleware: Sequence[ChatMiddleware]) -> ChatHandler:
+    handler: ChatHandler = _call_llm
+    for mw in reversed(middleware):
+        handler = _bind_chat(mw, handler)
+    return handler
+
+
+def _bind_chat(mw: ChatMiddleware, call_next: ChatHandler) -> ChatHandler:
+    def layer(request: ChatRequest, ctx: RunContext) -> Any:
+        return mw(request, ctx, call_next)
+
+    return layer
+
+
+class Invoker:
+    """Runs tool calls and model calls through their middleware chains."""
+
+    __slots__ = ("_chat", "_tool", "chat_middleware", "tool_middleware")
+
+    def __init__(
+        self,
+        tool_middleware: Sequence[ToolMiddleware] = (),
+        chat_middleware: Sequence[ChatMiddleware] = (),
+    ) -> None:
+        # Snapshot into tuples first: a generator passed in would otherwise be used up
+        # by the fold and leave an empty chain behind.
+        self.tool_middleware: tuple[ToolMiddleware, ...] = tuple(tool_middleware)
+        self.chat_middleware: tuple[ChatMiddleware, ...] = tuple(chat_middleware)
+        for mw in (*self.tool_middleware, *self.chat_middleware):
+            if not callable(mw):
+                raise TypeError(
+                    f"middleware {mw!r} is not callable; a middleware is "
+                    "`async def mw(request, ctx, call_next)`"
+                )
+        self._tool = _fold_tool(self.tool_middleware)
+        self._chat = _fold_chat(self.chat_middleware)
+
+    async def invoke_tool(self, request: ToolRequest, ctx: RunContext) -> Any:
+        """Run ``request`` through the tool chain; the innermost step is ``tool.run``."""
+        return await self._tool(request, ctx)
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        """Run ``request`` through the chat chain; the innermost step is ``ctx.llm.chat``."""
+        return await self._chat(request, ctx)
+
+    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+        """Stream a model call.
+
+        The chat middlewares see the call as a whole: each wraps a handler that drains
+        the stream, so a middleware that charges usage or opens a span still sees one
+        :class:`LLMResult`. Deltas are forwarded as they arrive.
+        """
+        queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
+
+        async def drain(req: ChatRequest, c: RunContext) -> LLMResult:
+            final: LLMResult | None = None
+            async for event in c.llm.stream(req, c):
+                if isinstance(event, LLMResult):
+                    final = event
+                else:
+                    queue.put_nowait(event)
+            if final is None:
+                raise RuntimeError("the model's stream ended without a final LLMResult")
+            return final
+
+        chain: ChatHandler = drain
+        for mw in reversed(self.chat_middleware):
+            chain = _bind_chat(mw, chain)
+
+        async def run() -> LLMResult:
+            try:
+                return await chain(request, ctx)
+            finally:
+                queue.put_nowait(None)
+
+        task = asyncio.ensure_future(run())
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    break
+                yield event
+            yield await task
+        finally:
+            if not task.done():
+                task.cancel()

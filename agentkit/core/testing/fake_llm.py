@@ -1,0 +1,138 @@
+"""FakeLLM: a scripted, strict stand-in for a chat model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agentkit.core.contracts.errors import AgentkitError
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    FinishReason,
+    LLMResult,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["FakeLLM", "FakeLLMExhausted", "Turn"]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One scripted model answer."""
+
+    content: str = ""
+    """The text the model says."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls the model asks for."""
+    usage: Usage | None = None
+    """Usage to report; by default roughly one token per four characters."""
+    finish_reason: FinishReason | None = None
+    """Why the model stopped; by default ``tool_calls`` or ``stop``."""
+    error: Exception | None = field(default=None, kw_only=True)
+    """Raise this instead of answering (to script a provider failure)."""
+
+
+class FakeLLMExhausted(AgentkitError, AssertionError):
+    """FakeLLM was asked for more turns than its script holds."""
+
+
+def _estimate_tokens(text: str) -> int:
+    return max(1, len(text) // 4) if text else 0
+
+
+class FakeLLM:
+    """A model that answers from a script, records every request, and is strict.
+
+    ``FakeLLM()`` has an empty script (any call fails with :class:`FakeLLMExhausted`),
+    ``FakeLLM("text")`` answers "text" to every call, and ``FakeLLM.script([...])``
+    answers turn by turn. ``requests`` holds every :class:`ChatRequest` received;
+    ``assert_all_used()`` fails when scripted turns were never asked for.
+    """
+
+    def __init__(self, reply: str | None = None, *, turns: Iterable[Turn] = ()) -> None:
+        self._reply = reply
+        self._turns: tuple[Turn, ...] = tuple(turns)
+        self._next = 0
+        self.requests: list[ChatRequest] = []
+
+    @classmethod
+    def script(cls, turns: Iterable[Turn]) -> FakeLLM:
+        """A FakeLLM that answers with ``turns``, one per call, in order."""
+        return cls(turns=turns)
+
+    @property
+    def remaining(self) -> int:
+        """Scripted turns not yet used."""
+        return len(self._turns) - self._next
+
+    def assert_all_used(self) -> None:
+        """Fail if any scripted turn was never asked for."""
+        if self._reply is None and self.remaining:
+            raise AssertionError(
+                f"FakeLLM: {self.remaining} of {len(self._turns)} scripted turn(s) were never used"
+            )
+
+    def _take(self, request: ChatRequest) -> Turn:
+        self.requests.append(request)
+        if self._reply is not None:
+            return Turn(content=self._reply)
+        if self._next >= len(self._turns):
+            raise FakeLLMExhausted(
+                f"FakeLLM: the script has {len(self._turns)} turn(s) and all were used; "
+                f"call {len(self.requests)} has no answer. Add a Turn to FakeLLM.script([...])."
+            )
+        turn = self._turns[self._next]
+        self._next += 1
+        if turn.error is not None:
+            raise turn.error
+        return turn
+
+    def _result(self, request: ChatRequest, turn: Turn) -> LLMResult:
+        usage = turn.usage
+        if usage is None:
+            prompt = request.system + "".join(m.content for m in request.messages)
+            usage = Usage(
+                input_tokens=_estimate_tokens(prompt),
+                output_tokens=_estimate_tokens(turn.content),
+                requests=1,
+            )
+        finish: FinishReason = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
+        return LLMResult(
+            content=turn.content,
+            tool_calls=turn.tool_calls,
+            usage=usage,
+            finish_reason=finish,
+            model=request.model,
+        )
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        """The next scripted answer."""
+        return self._result(request, self._take(request))
+
+    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+        """The next scripted answer, word by word, then the complete result."""
+        turn = self._take(request)
+        for index, word in enumerate(turn.content.split(" ")):
+            yield TextDelta(word if index == 0 else " " + word)
+        for index, call in enumerate(turn.tool_calls):
+            yield ToolCallDelta(
+                index=index,
+                id=call.id,
+                name=call.name,
+                arguments_json=json.dumps(dict(call.arguments)),
+            )
+        yield self._result(request, turn)
+
+    def __repr__(self) -> str:
+        if self._reply is not None:
+            return f"FakeLLM({self._reply!r})"
+        return f"FakeLLM.script({len(self._turns)} turns, {self.remaining} left)"

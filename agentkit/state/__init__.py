@@ -1,0 +1,1 @@
+"""State: stores, checkpoints and memory sources."""

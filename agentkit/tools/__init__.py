@@ -1,0 +1,24 @@
+"""Tools: how an agent does something other than talk."""
+
+from agentkit.core.contracts.errors import (
+    ToolArgumentError,
+    ToolDefinitionError,
+    ToolNotFoundError,
+    ToolShapeError,
+)
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.ports import Tool
+from agentkit.tools.function_tool import FunctionTool, tool
+from agentkit.tools.registry import ToolRegistry
+
+__all__ = [
+    "FrozenDict",
+    "FunctionTool",
+    "Tool",
+    "ToolArgumentError",
+    "ToolDefinitionError",
+    "ToolNotFoundError",
+    "ToolRegistry",
+    "ToolShapeError",
+    "tool",
+]

@@ -1,0 +1,276 @@
+"""FunctionTool and @tool: a plain Python function as a tool the model can call."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, overload
+
+from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
+from agentkit.core.contracts.types import ToolSchema
+from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.spans import add_span_event
+from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, describe_value, is_structured
+from agentkit.tools.declarations.binding import ArgumentBinder, analyse_signature
+from agentkit.tools.declarations.schema import describe_tool
+
+__all__ = ["FunctionTool", "tool"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class _Infer:
+    def __repr__(self) -> str:
+        return "<infer from the return annotation>"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_INFER: Any = _Infer()
+_MISSING: Any = _Missing()
+
+_SIDE_EFFECTING_REQUIRED = (
+    "@tool requires an explicit `side_effecting=` keyword (True if the tool mutates the "
+    "world / has external effects, False if it's read-only). The framework's approval "
+    "gating and idempotency depend on knowing upfront."
+)
+
+
+def _require_bool(tool_name: str, keyword: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: {keyword}= must be True or False, got {value!r}"
+        )
+    return value
+
+
+def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
+    chosen = name if name is not None else getattr(fn, "__name__", None)
+    if not isinstance(chosen, str) or not _NAME.match(chosen):
+        raise ToolDefinitionError(
+            f"tool name {chosen!r} is not usable: providers accept 1-64 characters of "
+            "letters, digits, '_' and '-'. Pass name= to choose one."
+        )
+    return chosen
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(fn):
+        return True
+    call = getattr(fn, "__call__", None)  # noqa: B004 - an object with an async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _output_adapter(tool_name: str, output_schema: Any, return_annotation: Any) -> Adapter | None:
+    if output_schema is None:
+        return None
+    if output_schema is _INFER:
+        return adapt(return_annotation) if is_structured(return_annotation) else None
+    if is_structured(output_schema):
+        return adapt(output_schema)
+    raise ToolDefinitionError(
+        f"tool {tool_name!r}: output_schema= takes a dataclass, an attrs class or a Pydantic "
+        f"model (or None to opt out of validation); got {output_schema!r}"
+    )
+
+
+class FunctionTool:
+    """A Python function (sync or async) wrapped as a :class:`~agentkit.tools.Tool`.
+
+    Everything about the function is read once, here: its schema, its description, a
+    binder for its arguments, whether it is async, and its output schema. A call binds
+    and coerces the model's arguments, runs the function (a sync one in a worker thread,
+    so it never blocks the event loop) and validates the result.
+    """
+
+    __slots__ = (
+        "_binder",
+        "_is_async",
+        "_output",
+        "description",
+        "fn",
+        "idempotent",
+        "name",
+        "output_schema",
+        "requires_approval",
+        "schema",
+        "side_effecting",
+    )
+
+    name: str
+    description: str
+    schema: ToolSchema | None
+    output_schema: Any
+    side_effecting: bool
+    requires_approval: bool
+    idempotent: bool
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        side_effecting: bool,
+        idempotent: bool = False,
+        requires_approval: bool = False,
+        name: str | None = None,
+        description: str | None = None,
+        output_schema: Any = _INFER,
+        advertise: bool = True,
+    ) -> None:
+        if not callable(fn):
+            raise ToolDefinitionError(f"a tool wraps a callable, got {fn!r}")
+        self.name = _tool_name(fn, name)
+        self.side_effecting = _require_bool(self.name, "side_effecting", side_effecting)
+        self.idempotent = _require_bool(self.name, "idempotent", idempotent)
+        self.requires_approval = _require_bool(self.name, "requires_approval", requires_approval)
+        self.description = describe_tool(self.name, getattr(fn, "__doc__", None), description)
+        info = analyse_signature(fn, self.name)
+        self._binder: ArgumentBinder = info.binder
+        self.schema = (
+            ToolSchema(name=self.name, description=self.description, parameters=info.parameters)
+            if advertise
+            else None
+        )
+        self._output = _output_adapter(self.name, output_schema, info.return_annotation)
+        self.output_schema = None if self._output is None else (
+            output_schema if output_schema is not _INFER else info.return_annotation
+        )
+        self._is_async = _is_async(fn)
+        self.fn = fn
+
+    @classmethod
+    def from_callable(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        side_effecting: bool = False,
+        idempotent: bool = False,
+        requires_approval: bool = False,
+        name: str | None = None,
+        description: str | None = None,
+        output_schema: Any = _INFER,
+        advertise: bool = True,
+    ) -> FunctionTool:
+        """Wrap ``fn``. Unlike ``@tool``, ``side_effecting`` defaults to False: pass it
+        knowingly, or a mutation will be treated as cacheable."""
+        return cls(
+            fn,
+            side_effecting=side_effecting,
+            idempotent=idempotent,
+            requires_approval=requires_approval,
+            name=name,
+            description=description,
+            output_schema=output_schema,
+            advertise=advertise,
+        )
+
+    @property
+    def accepted_arguments(self) -> tuple[str, ...]:
+        """The argument names the model may send."""
+        return self._binder.accepted
+
+    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
+        """Bind and check ``args``, run the function, validate what it returned.
+
+        Raises :class:`ToolArgumentError` before the body runs and
+        :class:`ToolShapeError` after it, when the result misses the output schema.
+        """
+        kwargs = self._binder.bind(args, ctx)
+        if self._is_async:
+            result = await self.fn(**kwargs)
+        else:
+            result = await asyncio.to_thread(self.fn, **kwargs)
+        if self._output is not None:
+            return self._check_output(result)
+        return result
+
+    def _check_output(self, result: Any) -> Any:
+        output = self._output
+        assert output is not None
+        try:
+            return output.coerce(result)
+        except Invalid as exc:
+            reason = exc.reason
+        add_span_event(
+            "tool.shape_mismatch",
+            {
+                "gen_ai.tool.name": self.name,
+                "expected": output.name,
+                "got": describe_value(result),
+                "reason": reason,
+            },
+        )
+        raise ToolShapeError(self.name, result, output.name, reason)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the wrapped function directly, as plain Python (no checks)."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return (
+            f"FunctionTool(name={self.name!r}, side_effecting={self.side_effecting}, "
+            f"idempotent={self.idempotent}, requires_approval={self.requires_approval})"
+        )
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    side_effecting: bool,
+    idempotent: bool = False,
+    requires_approval: bool = False,
+    name: str | None = None,
+    description: str | None = None,
+    output_schema: Any = _INFER,
+    advertise: bool = True,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    side_effecting: bool = _MISSING,
+    idempotent: bool = False,
+    requires_approval: bool = False,
+    name: str | None = None,
+    description: str | None = None,
+    output_schema: Any = _INFER,
+    advertise: bool = True,
+) -> Any:
+    """Declare a function as a tool.
+
+    ``side_effecting=`` is required: True when the tool changes the world, False when it
+    only reads. ``idempotent=True`` says a retry is safe; ``requires_approval=True``
+    pauses every call for a human. The whole docstring (down to a ``---`` line) is the
+    description unless ``description=`` is given. ``output_schema=`` overrides the
+    validated return type, or ``None`` opts out. ``advertise=False`` keeps the tool
+    callable but hidden from the model (its schema is None).
+    """
+    if side_effecting is _MISSING:
+        raise ToolDefinitionError(_SIDE_EFFECTING_REQUIRED)
+
+    def decorate(func: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            func,
+            side_effecting=side_effecting,
+            idempotent=idempotent,
+            requires_approval=requires_approval,
+            name=name,
+            description=description,
+            output_schema=output_schema,
+            advertise=advertise,
+        )
+
+    if fn is not None:
+        return decorate(fn)
+    return decorate

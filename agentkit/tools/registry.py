@@ -1,0 +1,113 @@
+"""ToolRegistry: name to tool, the schemas to advertise, and which names need approval."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from agentkit.core.contracts.errors import ToolDefinitionError, ToolNotFoundError
+from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.types import ToolSchema
+from agentkit.tools.function_tool import FunctionTool
+
+__all__ = ["ToolRegistry"]
+
+_TOOL_ATTRIBUTES = (
+    "name",
+    "description",
+    "schema",
+    "output_schema",
+    "side_effecting",
+    "requires_approval",
+    "run",
+)
+
+
+def as_registered_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    """A Tool as it is, a plain function through ``FunctionTool.from_callable``;
+    anything half-shaped is refused here rather than failing later inside a run."""
+    if isinstance(candidate, Tool):
+        if not inspect.iscoroutinefunction(candidate.run):
+            raise ToolDefinitionError(
+                f"{candidate!r} is not a Tool: its run must be `async def run(args, ctx)`"
+            )
+        return candidate
+    looks_like_tool = any(hasattr(candidate, a) for a in ("run", "schema", "side_effecting"))
+    if inspect.isroutine(candidate) or (callable(candidate) and not looks_like_tool):
+        return FunctionTool.from_callable(candidate)
+    missing = [a for a in _TOOL_ATTRIBUTES if not hasattr(candidate, a)]
+    raise ToolDefinitionError(
+        f"{candidate!r} is not a Tool: missing {missing}. A tool has name, description, "
+        "schema, output_schema, side_effecting, requires_approval and "
+        "`async def run(args, ctx)`; a plain function is wrapped with FunctionTool.from_callable"
+    )
+
+
+class ToolRegistry:
+    """The tools one agent may call, by name.
+
+    Registration refuses a second tool under a taken name unless ``replace=True``:
+    a silent swap would change what runs behind a name the model already knows.
+    """
+
+    __slots__ = ("_tools",)
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    @classmethod
+    def from_tools(cls, tools: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
+        """A registry holding ``tools`` (Tools and plain functions, mixed)."""
+        registry = cls()
+        for item in tools:
+            registry.register(item)
+        return registry
+
+    def register(self, tool: Tool | Callable[..., Any], replace: bool = False) -> Tool:
+        """Add ``tool``; a plain callable goes through ``FunctionTool.from_callable``
+        (``side_effecting=False``). Returns the registered Tool."""
+        registered = as_registered_tool(tool)
+        if registered.name in self._tools and not replace:
+            raise ValueError(
+                f"ToolRegistry: tool {registered.name!r} already registered. "
+                "Pass replace=True to swap deliberately."
+            )
+        self._tools[registered.name] = registered
+        return registered
+
+    def get(self, name: str) -> Tool:
+        """The tool called ``name``; :class:`ToolNotFoundError` lists the names there are."""
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise ToolNotFoundError(name, sorted(self._tools)) from None
+
+    def schemas(self) -> tuple[ToolSchema, ...]:
+        """The advertised schemas in name order (a stable, cacheable prompt prefix);
+        tools whose schema is None are callable but not listed."""
+        return tuple(
+            schema
+            for name in sorted(self._tools)
+            if (schema := self._tools[name].schema) is not None
+        )
+
+    def requires_approval(self, name: str) -> bool:
+        """True when the tool called ``name`` declares ``requires_approval=True``."""
+        return bool(self.get(name).requires_approval)
+
+    def names(self) -> tuple[str, ...]:
+        """Every registered name, sorted."""
+        return tuple(sorted(self._tools))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter([self._tools[n] for n in sorted(self._tools)])
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry({list(self.names())})"
