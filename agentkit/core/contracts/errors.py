@@ -6,11 +6,14 @@
     ├── ToolDefinitionError (ValueError)   definition: raised at import, you fix it
     ├── ModelCallError                     model: becomes a repair turn, the model fixes it
     │   ├── ToolArgumentError (ValueError)   bad arguments, before the body runs
-    │   └── ToolNotFoundError (LookupError)  a tool name that is not registered
+    │   ├── ToolNotFoundError (LookupError)  a tool name that is not registered
+    │   └── OutputCoercionError (ValueError) an answer that misses Agent(output=...)
     ├── ToolShapeError (ValueError)        tool: a bad value after the body ran
-    └── RunError                           run: the run cannot go on as asked
-        ├── RunCancelled
-        └── DepthLimitExceeded
+    ├── RunError                           run: the run cannot go on as asked
+    │   ├── RunCancelled
+    │   ├── DepthLimitExceeded
+    │   └── RunNotResumable
+    └── VersionConflict                    state: another writer got there first
 
 Every class renders its message from typed fields in ``__init__``, so callers match on
 fields (``exc.unexpected``) rather than on text.
@@ -79,6 +82,21 @@ class ToolNotFoundError(ModelCallError, LookupError):
         super().__init__(f"no tool named {name!r}. Available tools: {list(self.available)}")
 
 
+class OutputCoercionError(ModelCallError, ValueError):
+    """The model's final answer did not parse into ``Agent(output=...)``, even after a
+    repair turn that told it what was wrong."""
+
+    def __init__(self, agent: str, expected: str, reason: str, raw: str) -> None:
+        self.agent = agent
+        self.expected = expected
+        self.reason = reason
+        self.raw = raw
+        super().__init__(
+            f"agent {agent!r}: the model's answer is not a valid {expected} after a repair "
+            f"turn: {reason}"
+        )
+
+
 class ToolShapeError(AgentkitError, ValueError):
     """A tool returned a value that does not match its declared output schema."""
 
@@ -91,11 +109,18 @@ class ToolShapeError(AgentkitError, ValueError):
 
 
 class RunError(AgentkitError):
-    """The run cannot continue as asked (cancelled, too deep, over budget)."""
+    """The run cannot continue as asked (cancelled, too deep, over budget).
+
+    ``stop_reason`` is what an agent run that stops on this error reports.
+    """
+
+    stop_reason = "error"
 
 
 class RunCancelled(RunError):
     """The run's cancellation token was set; raised at the next safe point."""
+
+    stop_reason = "cancelled"
 
     def __init__(self, reason: str = "cancelled") -> None:
         self.reason = reason
@@ -111,4 +136,26 @@ class DepthLimitExceeded(RunError):
         super().__init__(
             f"nested run refused: depth {depth} would exceed the maximum of {max_depth}. "
             "Raise max_depth on the context if the nesting is deliberate."
+        )
+
+
+class RunNotResumable(RunError):
+    """``resume`` was asked to continue a run that is not waiting for a decision."""
+
+    def __init__(self, run_id: str, reason: str) -> None:
+        self.run_id = run_id
+        self.reason = reason
+        super().__init__(f"run {run_id!r} cannot be resumed: {reason}")
+
+
+class VersionConflict(AgentkitError):
+    """A versioned write lost a race: the stored version moved on since it was read."""
+
+    def __init__(self, key: str, expected: int, actual: int) -> None:
+        self.key = key
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"write to {key!r} refused: expected version {expected}, found {actual}; "
+            "another worker has written since this one read"
         )

@@ -22,6 +22,7 @@ __all__ = [
     "LLM",
     "ChatHandler",
     "ChatMiddleware",
+    "Checkpointer",
     "Observer",
     "Span",
     "Store",
@@ -93,8 +94,36 @@ class Store(Protocol):
         """Append ``value`` to the log named ``log``."""
         ...
 
+    async def get_versioned(self, key: str) -> tuple[Any, int]:
+        """``(value, version)`` under ``key``; ``(None, 0)`` when nothing was ever written."""
+        ...
+
+    async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
+        """Write ``value`` only if the current version is ``expected_version``.
+
+        Returns the new version; raises :class:`VersionConflict` when another writer
+        got there first. This is how one run keeps one writer across workers.
+        """
+        ...
+
     async def list(self, log: str) -> tuple[Any, ...]:
         """Every value appended to ``log``, oldest first."""
+        ...
+
+
+class Checkpointer(Protocol):
+    """Saves a run's state after every step, one writer per run.
+
+    ``save`` is a compare-and-set on the version: a worker that lost the run to another
+    gets :class:`VersionConflict` on its next save and must stop.
+    """
+
+    async def load(self, key: str) -> tuple[Any, int]:
+        """``(state, version)``; ``(None, 0)`` when the run was never saved."""
+        ...
+
+    async def save(self, key: str, state: Any, *, expected_version: int) -> int:
+        """Write ``state`` over version ``expected_version``; returns the new version."""
         ...
 
 

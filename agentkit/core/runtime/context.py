@@ -125,6 +125,25 @@ class RunContext:
             max_depth=self.max_depth,
         )
 
+    def for_run(self, run_id: str) -> RunContext:
+        """The same services and policy acting for another run id (used to resume a
+        suspended run from a fresh context)."""
+        return RunContext(
+            llm=self.llm,
+            store=self.store,
+            invoker=self.invoker,
+            scope=self.scope,
+            correlation_id=run_id,
+            autonomy=self.autonomy,
+            budget=self.budget,
+            checkpointer=self.checkpointer,
+            tracer=self.tracer,
+            observer=self.observer,
+            cancel=self.cancel,
+            depth=self.depth,
+            max_depth=self.max_depth,
+        )
+
     def emit(self, kind: str, **data: Any) -> None:
         """Send an observation to the observer. Never raises: a broken observer is logged."""
         observer = self.observer

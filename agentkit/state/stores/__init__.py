@@ -1,5 +1,22 @@
-"""Stores: key-value state with single-flight claims and append-only logs."""
+"""Stores: key-value state with single-flight claims, append-only logs and versioned
+slots for checkpoints."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from agentkit.state.stores.memory import InMemoryStore
 
-__all__ = ["InMemoryStore"]
+if TYPE_CHECKING:
+    from agentkit.state.stores.sqlite import SQLiteStore
+
+__all__ = ["InMemoryStore", "SQLiteStore"]
+
+
+def __getattr__(name: str) -> Any:
+    # SQLiteStore pulls in sqlite3 and a thread pool; only pay for it when asked.
+    if name == "SQLiteStore":
+        from agentkit.state.stores.sqlite import SQLiteStore
+
+        return SQLiteStore
+    raise AttributeError(f"module 'agentkit.state.stores' has no attribute {name!r}")

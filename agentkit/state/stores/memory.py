@@ -7,6 +7,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from agentkit.core.contracts.errors import VersionConflict
+
 __all__ = ["InMemoryStore"]
 
 
@@ -20,6 +22,7 @@ class InMemoryStore:
         self._values: dict[str, tuple[Any, float | None]] = {}
         self._logs: dict[str, list[Any]] = {}
         self._inflight: dict[str, asyncio.Future[Any]] = {}
+        self._versioned: dict[str, tuple[Any, int]] = {}
         self._clock = clock
 
     def _lookup(self, key: str) -> tuple[bool, Any]:
@@ -106,3 +109,15 @@ class InMemoryStore:
     async def list(self, log: str) -> tuple[Any, ...]:
         """Every value appended to ``log``, oldest first."""
         return tuple(self._logs.get(log, ()))
+
+    async def get_versioned(self, key: str) -> tuple[Any, int]:
+        """``(value, version)`` under ``key``; ``(None, 0)`` when never written."""
+        return self._versioned.get(key, (None, 0))
+
+    async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
+        """Write ``value`` if the version is still ``expected_version``; the new version."""
+        _, version = self._versioned.get(key, (None, 0))
+        if version != expected_version:
+            raise VersionConflict(key, expected_version, version)
+        self._versioned[key] = (value, version + 1)
+        return version + 1

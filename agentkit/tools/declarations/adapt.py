@@ -459,10 +459,12 @@ def adapt(annotation: Any) -> Adapter:
     Follows the Tools page's table: primitives, arrays, objects, TypedDict, Literal,
     Enum, Pydantic models, dataclasses, attrs classes, Optional and unions; anything
     else (or no annotation) is advertised as a string and passed through as it came.
+    A JSON Schema (a mapping) is taken as it is and checked with
+    :func:`~agentkit.tools.declarations.jsonschema.schema_errors`.
     """
     try:
         cached = _cache.get(annotation)
-    except TypeError:  # unhashable metadata inside Annotated[...]
+    except TypeError:  # a JSON Schema dict, or unhashable metadata inside Annotated[...]
         return _build(annotation)
     if cached is not None:
         return cached
@@ -478,7 +480,21 @@ def adapt(annotation: Any) -> Adapter:
     return adapter
 
 
+def _json_schema(schema: Mapping[str, Any]) -> Adapter:
+    from agentkit.tools.declarations.jsonschema import schema_errors
+
+    def coerce(value: Any) -> Any:
+        errors = schema_errors(value, schema)
+        if errors:
+            raise Invalid("; ".join(errors))
+        return freeze(value)
+
+    return Adapter(schema, coerce, str(schema.get("title", "object")), structured=True)
+
+
 def _build(tp: Any) -> Adapter:
+    if isinstance(tp, Mapping):
+        return _json_schema(tp)
     if tp is Any or tp is typing.Any or tp is object:
         return _ANYTHING
     primitive = _PRIMITIVES.get(tp)
@@ -496,6 +512,10 @@ def _build(tp: Any) -> Adapter:
         schema = dict(inner.schema)
         schema["description"] = " ".join(notes)
         return Adapter(schema, inner.coerce, inner.name, inner.structured)
+    if origin is typing.Required or origin is typing.NotRequired:
+        # A TypedDict key's markers: they say whether the key must be present (read
+        # from __required_keys__), and the value's type is the one inside.
+        return adapt(args[0])
     if origin is typing.Union or origin is types.UnionType:
         return _union(args)
     if origin is typing.Literal:

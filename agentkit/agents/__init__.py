@@ -1,0 +1,33 @@
+"""Agents: the loop that calls tools, stops for a human, and resumes."""
+
+from agentkit.agents.agent import Agent, Cognition
+from agentkit.agents.autonomy import Autonomy, should_gate
+from agentkit.agents.events import (
+    AgentEvent,
+    FinalEvent,
+    InterruptEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from agentkit.agents.result import AgentResult, Suspended
+from agentkit.core.contracts.errors import OutputCoercionError, RunNotResumable
+
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "AgentResult",
+    "Autonomy",
+    "Cognition",
+    "FinalEvent",
+    "InterruptEvent",
+    "OutputCoercionError",
+    "RunNotResumable",
+    "StepEvent",
+    "Suspended",
+    "TextDeltaEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "should_gate",
+]

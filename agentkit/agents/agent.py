@@ -1,0 +1,228 @@
+"""Agent: a name, a model, a prompt and a cognition; runs, streams, suspends and resumes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
+
+from agentkit.agents.cognition.single_call import SingleCallCognition
+from agentkit.agents.events import AgentEvent, FinalEvent
+from agentkit.agents.output import OutputSpec
+from agentkit.agents.result import AgentResult
+from agentkit.agents.run import AgentRun, EventSink, validate_decisions
+from agentkit.agents.run_state import TERMINAL, RunState
+from agentkit.core.contracts.errors import RunError, RunNotResumable, VersionConflict
+from agentkit.core.contracts.frozen import freeze
+from agentkit.core.contracts.ports import Checkpointer
+from agentkit.core.contracts.types import Message
+from agentkit.core.runtime.context import RunContext, new_run_id
+from agentkit.core.runtime.spans import open_span
+from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+
+__all__ = ["Agent", "Cognition"]
+
+
+class Cognition(Protocol):
+    """How an agent gets from a task to an answer: drives an :class:`AgentRun`."""
+
+    async def advance(self, run: AgentRun) -> None:
+        """Continue ``run`` until it completes, suspends or stops."""
+        ...
+
+
+def _checkpointer(ctx: RunContext) -> Checkpointer:
+    checkpointer = ctx.checkpointer
+    if checkpointer is None:
+        return StoreCheckpointer(ctx.store)
+    assert hasattr(checkpointer, "save"), f"ctx.checkpointer {checkpointer!r} is not a Checkpointer"
+    return checkpointer  # type: ignore[no-any-return]
+
+
+class Agent:
+    """An agent: ``await agent.run(task, ctx)`` returns an :class:`AgentResult`.
+
+    Tools live on the cognition (``cognition=ReActCognition(tools=[...])``); without one
+    the agent makes a single model call. ``output=`` (a dataclass, attrs class,
+    Pydantic model or JSON Schema) makes the answer structured and validated.
+
+    Every step is checkpointed through the context's checkpointer (by default one over
+    ``ctx.store``), so a run suspended for approval can be resumed with
+    :meth:`resume`, and a run whose worker died can be continued with :meth:`recover`,
+    in another process if the store is durable.
+    """
+
+    __slots__ = (
+        "cognition",
+        "description",
+        "max_output_repairs",
+        "model",
+        "name",
+        "output",
+        "output_spec",
+        "prompt",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        prompt: str,
+        cognition: Cognition | None = None,
+        output: Any = None,
+        *,
+        description: str | None = None,
+        max_output_repairs: int = 1,
+        tools: None = None,
+    ) -> None:
+        if tools is not None:
+            raise TypeError(
+                "Agent has no tools= keyword: tools live on the cognition. "
+                "Use Agent(..., cognition=ReActCognition(tools=[...]))."
+            )
+        if not name or not isinstance(name, str):
+            raise ValueError(f"an agent needs a non-empty name, got {name!r}")
+        self.name = name
+        self.model = model
+        self.prompt = prompt
+        self.cognition: Cognition = cognition if cognition is not None else SingleCallCognition()
+        self.output = output
+        self.output_spec = None if output is None else OutputSpec(output)
+        self.description = description
+        self.max_output_repairs = max_output_repairs
+
+    def _key(self, ctx: RunContext) -> str:
+        # Nested runs (an agent called as a tool) may run several times, even at once,
+        # inside one outer run, so each gets its own checkpoint; only top-level runs
+        # are resumable by run id.
+        if ctx.depth == 0:
+            return f"{ctx.correlation_id}:{self.name}"
+        return f"{ctx.correlation_id}:{self.name}:d{ctx.depth}:{new_run_id()}"
+
+    async def run(self, task: str, ctx: RunContext) -> AgentResult:
+        """Run the agent on ``task`` until it answers, suspends or stops."""
+        return await self._start(task, ctx, None)
+
+    async def stream(self, task: str, ctx: RunContext) -> AsyncIterator[AgentEvent]:
+        """Run the agent on ``task``, yielding typed events as they happen; the last is a
+        :class:`FinalEvent` with the :class:`AgentResult`."""
+        queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+
+        async def drive() -> AgentResult:
+            try:
+                return await self._start(task, ctx, queue.put_nowait)
+            finally:
+                queue.put_nowait(None)
+
+        task_ = asyncio.ensure_future(drive())
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+            yield FinalEvent(await task_)
+        finally:
+            if not task_.done():
+                task_.cancel()
+
+    async def _start(self, task: str, ctx: RunContext, sink: EventSink | None) -> AgentResult:
+        checkpointer = _checkpointer(ctx)
+        key = self._key(ctx)
+        existing, version = await checkpointer.load(key)
+        if existing is not None and existing.status not in TERMINAL:
+            raise RunNotResumable(
+                ctx.correlation_id,
+                f"agent {self.name!r} already has a {existing.status} run under this run id; "
+                "resume it with agent.resume(...) or start the new run on a fresh context",
+            )
+        state = RunState(
+            run_id=ctx.correlation_id,
+            agent=self.name,
+            status="running",
+            messages=(Message(role="user", content=task),),
+        )
+        run = AgentRun(
+            self, ctx, state, key=key, version=version, checkpointer=checkpointer, sink=sink
+        )
+        await run.save()
+        return await self._advance(run)
+
+    async def _advance(self, run: AgentRun) -> AgentResult:
+        ctx = run.ctx
+        if ctx.tracer is None:
+            return await self._advance_untraced(run)
+        with open_span(
+            ctx.tracer,
+            "invoke_agent",
+            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": self.name,
+             "gen_ai.request.model": self.model},
+        ) as span:
+            result = await self._advance_untraced(run)
+            span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
+            span.set_attribute("agentkit.stop_reason", result.stop_reason)
+            return result
+
+    async def _advance_untraced(self, run: AgentRun) -> AgentResult:
+        try:
+            await self.cognition.advance(run)
+        except RunError as exc:
+            await run.stop(exc.stop_reason, exc)  # type: ignore[arg-type]
+        return run.result()
+
+    async def _claim(self, run_id: str, ctx: RunContext, *, want: str) -> tuple[RunState, int, str]:
+        checkpointer = _checkpointer(ctx)
+        key = f"{run_id}:{self.name}"
+        state, version = await checkpointer.load(key)
+        if state is None:
+            raise RunNotResumable(run_id, f"agent {self.name!r} has no checkpoint for this run")
+        if state.status != want:
+            raise RunNotResumable(run_id, f"it is {state.status}, not {want}")
+        return state, version, key
+
+    async def resume(
+        self,
+        run_id: str,
+        decisions: Mapping[str, Any],
+        ctx: RunContext,
+    ) -> AgentResult:
+        """Continue a suspended run with a human's decisions, per pending call id:
+        ``"approve"``, ``"reject"`` (the model is told), a dict of edited arguments
+        (validated like any model call), or ``{"answer": "..."}`` for ``ask_human``.
+        A pending call with no decision is rejected.
+
+        Raises :class:`RunNotResumable` when the run is not suspended, or when another
+        worker resumed it first.
+        """
+        state, version, key = await self._claim(run_id, ctx, want="suspended")
+        checked = validate_decisions(run_id, state.pending, decisions)
+        ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        run = AgentRun(
+            self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
+        )
+        run.decisions = freeze(checked)
+        run.status = "running"
+        try:
+            await run.save()
+        except VersionConflict:
+            raise RunNotResumable(run_id, "another worker resumed it first") from None
+        return await self._advance(run)
+
+    async def recover(self, run_id: str, ctx: RunContext) -> AgentResult:
+        """Continue a run whose worker died between steps, from its last checkpoint.
+
+        Finished tool calls are not run again. Taking the run over bumps its checkpoint
+        version, so if the old worker was alive after all, its next save fails and it
+        stops: one writer per run.
+        """
+        state, version, key = await self._claim(run_id, ctx, want="running")
+        ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        run = AgentRun(
+            self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
+        )
+        try:
+            await run.save()
+        except VersionConflict:
+            raise RunNotResumable(run_id, "another worker took it over first") from None
+        return await self._advance(run)
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, model={self.model!r}, cognition={self.cognition!r})"

@@ -1,0 +1,29 @@
+"""Which tool calls pause for a human: the autonomy tier meets the tool's declarations."""
+
+from __future__ import annotations
+
+from agentkit.core.contracts.types import Autonomy
+
+__all__ = ["Autonomy", "should_gate"]
+
+
+def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: bool) -> bool:
+    """True when a call must wait for a human decision.
+
+    ============  ==========================================================
+    ``manual``    every call pauses
+    ``gated``     side-effecting calls (``key_step``) and approval-requiring ones pause
+    ``auto``      only tools that declare ``requires_approval=True`` pause
+    ============  ==========================================================
+
+    An author's ``requires_approval=True`` is honoured at every tier: autonomy only adds
+    gating, it never removes it.
+    """
+    if requires_approval:
+        return True
+    tier = Autonomy(autonomy)
+    if tier is Autonomy.MANUAL:
+        return True
+    if tier is Autonomy.GATED:
+        return key_step
+    return False

@@ -1,0 +1,78 @@
+"""Typed events ``agent.stream`` yields while a run progresses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from agentkit.core.contracts.types import ToolCall, Usage
+
+if TYPE_CHECKING:
+    from agentkit.agents.result import AgentResult, Suspended
+
+__all__ = [
+    "AgentEvent",
+    "FinalEvent",
+    "InterruptEvent",
+    "StepEvent",
+    "TextDeltaEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDeltaEvent:
+    """A piece of the model's text as it streams."""
+
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """The model asked for a tool call (it may still be gated)."""
+
+    call: ToolCall
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A tool call finished; ``content`` is what the model will read."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvent:
+    """A model call completed."""
+
+    step: int
+    usage: Usage
+    kind: Literal["step"] = "step"
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptEvent:
+    """The run paused for a human."""
+
+    suspended: Suspended
+    kind: Literal["interrupt"] = "interrupt"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalEvent:
+    """The run stopped; the last event of a stream."""
+
+    result: AgentResult
+    kind: Literal["final"] = "final"
+
+
+AgentEvent = (
+    TextDeltaEvent | ToolCallEvent | ToolResultEvent | StepEvent | InterruptEvent | FinalEvent
+)

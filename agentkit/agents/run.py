@@ -1,0 +1,344 @@
+"""AgentRun: one agent run in progress: model calls, tool calls, checkpoints, events.
+
+Cognitions decide *what* to do next; AgentRun does it and saves a checkpoint after
+every step (a model call, each tool result, a suspension, the end), each save a
+compare-and-set on the checkpoint's version so only one worker can own a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from agentkit.agents.autonomy import should_gate
+from agentkit.agents.events import (
+    AgentEvent,
+    InterruptEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.run_state import PendingKind, RunState, RunStatus
+from agentkit.agents.tool_messages import describe_failure, render_value
+from agentkit.core.contracts.errors import (
+    DepthLimitExceeded,
+    OutputCoercionError,
+    RunError,
+    ToolNotFoundError,
+)
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.ports import Checkpointer, Tool
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    LLMResult,
+    Message,
+    TextDelta,
+    ToolCall,
+    ToolRequest,
+    ToolSchema,
+    Usage,
+)
+from agentkit.core.runtime.context import RunContext
+from agentkit.tools.declarations.adapt import Invalid
+
+if TYPE_CHECKING:
+    from agentkit.agents.agent import Agent
+    from agentkit.tools.registry import ToolRegistry
+
+__all__ = ["AgentRun", "EventSink", "validate_decisions"]
+
+EventSink = Callable[[AgentEvent], None]
+
+
+class AgentRun:
+    """The mutable working state of one run, and the steps that change it."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        ctx: RunContext,
+        state: RunState,
+        *,
+        key: str,
+        version: int,
+        checkpointer: Checkpointer,
+        sink: EventSink | None = None,
+    ) -> None:
+        self.agent = agent
+        self.ctx = ctx
+        self.key = key
+        self.version = version
+        self.checkpointer = checkpointer
+        self.sink = sink
+        self.run_id = state.run_id
+        self.status: RunStatus = state.status
+        self.messages: list[Message] = list(state.messages)
+        self.usage: Usage = state.usage
+        self.steps = state.steps
+        self.open_calls: tuple[ToolCall, ...] = state.open_calls
+        self.answered: dict[str, Message] = {m.tool_call_id or "": m for m in state.answered}
+        self.pending: dict[str, PendingKind] = dict(state.pending)
+        self.decisions: Mapping[str, Any] = state.decisions
+        self.repairs = state.repairs
+        self.output: Any = None
+        self.error: BaseException | None = None
+        self._save_lock: asyncio.Lock | None = None
+
+    # -- checkpoints ----------------------------------------------------------------
+
+    def snapshot(self) -> RunState:
+        """The run as a frozen checkpoint."""
+        return RunState(
+            run_id=self.run_id,
+            agent=self.agent.name,
+            status=self.status,
+            messages=tuple(self.messages),
+            usage=self.usage,
+            steps=self.steps,
+            open_calls=self.open_calls,
+            answered=tuple(self.answered.values()),
+            pending=FrozenDict(self.pending),
+            decisions=self.decisions,
+            repairs=self.repairs,
+        )
+
+    async def save(self) -> None:
+        """Write the checkpoint over the version this run last wrote (or loaded)."""
+        self.version = await self.checkpointer.save(
+            self.key, self.snapshot(), expected_version=self.version
+        )
+
+    def emit(self, event: AgentEvent) -> None:
+        """Hand an event to the stream, when the run is being streamed."""
+        if self.sink is not None:
+            self.sink(event)
+
+    # -- model ----------------------------------------------------------------------
+
+    def request(self, tools: tuple[ToolSchema, ...]) -> ChatRequest:
+        """The next model request: the agent's prompt, the transcript, the tools."""
+        spec = self.agent.output_spec
+        return ChatRequest(
+            model=self.agent.model,
+            system=self.agent.prompt,
+            messages=tuple(self.messages),
+            tools=tools,
+            output_schema=None if spec is None else spec.adapter.schema,
+        )
+
+    async def call_model(self, tools: tuple[ToolSchema, ...] = ()) -> LLMResult:
+        """One model call through the chat chain; the answer joins the transcript."""
+        self.ctx.check_cancelled()
+        request = self.request(tools)
+        result: LLMResult | None = None
+        if self.sink is None:
+            result = await self.ctx.invoker.chat(request, self.ctx)
+        else:
+            async for event in self.ctx.invoker.stream(request, self.ctx):
+                if isinstance(event, TextDelta):
+                    self.emit(TextDeltaEvent(event.text))
+                elif isinstance(event, LLMResult):
+                    result = event
+            if result is None:
+                raise RuntimeError("the model stream ended without a final result")
+        self.usage = self.usage + result.usage
+        self.steps += 1
+        self.messages.append(result.message)
+        self.open_calls = result.tool_calls
+        for call in result.tool_calls:
+            self.emit(ToolCallEvent(call))
+        self.emit(StepEvent(self.steps, result.usage))
+        await self.save()
+        return result
+
+    async def finish_with(self, content: str) -> bool:
+        """Complete the run with the model's final text.
+
+        With ``Agent(output=...)`` the text is parsed; the first failure adds a repair
+        turn telling the model what was wrong and returns False (call the model again);
+        a failure after the repair budget raises :class:`OutputCoercionError`.
+        """
+        spec = self.agent.output_spec
+        if spec is None:
+            self.output = content
+        else:
+            try:
+                self.output = spec.parse(content)
+            except Invalid as exc:
+                if self.repairs >= self.agent.max_output_repairs:
+                    raise OutputCoercionError(
+                        self.agent.name, spec.name, exc.reason, content
+                    ) from None
+                self.repairs += 1
+                self.messages.append(Message(role="user", content=spec.repair_prompt(exc.reason)))
+                await self.save()
+                return False
+        self.status = "complete"
+        await self.save()
+        return True
+
+    async def stop(self, status: RunStatus, error: BaseException | None = None) -> None:
+        """End the run without an answer (``max_iterations``, ``cancelled``, ...)."""
+        self.status = status
+        self.error = error
+        await self.save()
+
+    # -- tools ----------------------------------------------------------------------
+
+    def gate(self, registry: ToolRegistry) -> dict[str, PendingKind]:
+        """The open calls that must wait for a human, by call id."""
+        pending: dict[str, PendingKind] = {}
+        autonomy = self.ctx.autonomy
+        for call in self.open_calls:
+            if call.name not in registry:
+                continue  # becomes an error result the model reads; nothing to approve
+            tool = registry.get(call.name)
+            if getattr(tool, "asks_human", False):
+                pending[call.id] = "input"
+            elif should_gate(autonomy, bool(tool.requires_approval), bool(tool.side_effecting)):
+                pending[call.id] = "approval"
+        return pending
+
+    async def suspend(self, pending: dict[str, PendingKind]) -> None:
+        """Pause the run: no call of the open turn runs until a human decides."""
+        self.pending = pending
+        self.status = "suspended"
+        await self.save()
+        self.emit(InterruptEvent(self.suspended()))
+
+    def suspended(self) -> Suspended:
+        """The :class:`Suspended` record for the calls waiting now."""
+        calls = tuple(c for c in self.open_calls if c.id in self.pending)
+        if "input" in self.pending.values():
+            return Suspended(self.run_id, calls, reason="awaiting_input")
+        return Suspended(self.run_id, calls, reason="awaiting_approval")
+
+    async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
+        """Run every open call not yet answered (concurrently, bounded), then add the
+        answers to the transcript in the order the model asked."""
+        todo = [c for c in self.open_calls if c.id not in self.answered]
+        if len(todo) == 1:
+            await self._answer(todo[0], registry)
+        elif todo:
+            self._save_lock = asyncio.Lock()
+            limit = asyncio.Semaphore(max_concurrency)
+
+            async def bounded(call: ToolCall) -> None:
+                async with limit:
+                    await self._answer(call, registry)
+
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for call in todo:
+                        group.create_task(bounded(call))
+            except BaseExceptionGroup as group_error:
+                raise group_error.exceptions[0] from None
+            finally:
+                self._save_lock = None
+        self.messages.extend(self.answered[c.id] for c in self.open_calls)
+        self.open_calls = ()
+        self.answered = {}
+        self.pending = {}
+        self.decisions = FrozenDict()
+        await self.save()
+
+    async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
+        content, is_error = await self._execute(call, registry)
+        message = Message(
+            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error
+        )
+        self.answered[call.id] = message
+        self.emit(ToolResultEvent(call.id, call.name, content, is_error))
+        if self._save_lock is None:
+            await self.save()
+        else:
+            async with self._save_lock:
+                await self.save()
+
+    async def _execute(self, call: ToolCall, registry: ToolRegistry) -> tuple[str, bool]:
+        arguments: Mapping[str, Any] = call.arguments
+        note = ""
+        kind = self.pending.get(call.id)
+        decision = self.decisions.get(call.id)
+        if kind == "input":
+            answer = decision.get("answer") if isinstance(decision, Mapping) else None
+            if not isinstance(answer, str):
+                return "The human gave no answer to this question.", True
+            return answer, False
+        if kind == "approval":
+            if decision is None or decision == "reject":
+                return (
+                    f"The call to {call.name!r} was not approved by a human, so it did not run. "
+                    "Do not retry it unchanged; continue without it or ask differently.",
+                    True,
+                )
+            if isinstance(decision, Mapping):
+                arguments = decision
+                note = f"(A human edited the arguments before approving: {dict(decision)!r})\n"
+        try:
+            tool: Tool = registry.get(call.name)
+            request = ToolRequest(
+                call.name,
+                arguments,
+                tool,
+                bool(tool.side_effecting),
+                call_id=call.id,
+                key_step=bool(tool.side_effecting),
+            )
+            value = await self.ctx.invoker.invoke_tool(request, self.ctx)
+        except (RunError, asyncio.CancelledError) as exc:
+            if isinstance(exc, DepthLimitExceeded):
+                return describe_failure(call.name, exc), True
+            raise
+        except ToolNotFoundError as exc:
+            return describe_failure(call.name, exc), True
+        except Exception as exc:
+            return describe_failure(call.name, exc), True
+        return note + render_value(value), False
+
+    # -- outcome --------------------------------------------------------------------
+
+    def result(self) -> AgentResult:
+        """The run as an :class:`AgentResult`."""
+        evals: dict[str, Any] = {}
+        if self.status == "suspended":
+            evals["suspended"] = self.suspended()
+        if self.error is not None:
+            evals["error"] = self.error
+        return AgentResult(
+            output=self.output if self.status == "complete" else None,
+            stop_reason=self.status if self.status != "running" else "error",
+            usage=self.usage,
+            evals=FrozenDict(evals),
+            messages=tuple(self.messages),
+            run_id=self.run_id,
+            steps=self.steps,
+        )
+
+
+def validate_decisions(
+    run_id: str, pending: Mapping[str, PendingKind], decisions: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """Check a resume's decisions before anything changes; returns them frozen."""
+    unknown = [call_id for call_id in decisions if call_id not in pending]
+    if unknown:
+        raise ValueError(
+            f"run {run_id!r}: decisions name call id(s) {unknown} that are not pending; "
+            f"pending calls: {sorted(pending)}"
+        )
+    for call_id, decision in decisions.items():
+        if pending[call_id] == "input":
+            if not (isinstance(decision, Mapping) and isinstance(decision.get("answer"), str)):
+                raise ValueError(
+                    f"run {run_id!r}: call {call_id!r} asks the human a question; its decision "
+                    f"must be {{'answer': '...'}}, got {decision!r}"
+                )
+        elif not (decision in ("approve", "reject") or isinstance(decision, Mapping)):
+            raise ValueError(
+                f"run {run_id!r}: decision for call {call_id!r} must be 'approve', 'reject' "
+                f"or a dict of edited arguments, got {decision!r}"
+            )
+    return FrozenDict({k: v for k, v in decisions.items()})

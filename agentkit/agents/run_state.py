@@ -1,0 +1,55 @@
+"""RunState: the checkpoint of one agent run, saved after every step.
+
+It holds everything needed to continue in another process: the transcript, the open
+turn's tool calls and the answers already in (so a recovered run never re-runs a call
+that finished), the calls waiting for a human and the decisions given for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.types import Message, ToolCall, Usage
+
+__all__ = ["PendingKind", "RunState", "RunStatus"]
+
+RunStatus = Literal[
+    "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
+]
+PendingKind = Literal["approval", "input"]
+
+TERMINAL: frozenset[str] = frozenset(
+    {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """A snapshot of an agent run."""
+
+    run_id: str
+    """The run (the context's correlation id)."""
+    agent: str
+    """The agent's name."""
+    status: RunStatus
+    """Where the run stands."""
+    messages: tuple[Message, ...] = ()
+    """The transcript so far (the system prompt is the agent's, not saved)."""
+    usage: Usage = field(default_factory=Usage)
+    """Usage so far."""
+    steps: int = 0
+    """Model calls made."""
+    open_calls: tuple[ToolCall, ...] = ()
+    """The latest turn's tool calls, until every one has its answer in the transcript."""
+    answered: tuple[Message, ...] = ()
+    """Tool results of ``open_calls`` already in (a recovered run does not redo them)."""
+    pending: FrozenDict[str, PendingKind] = field(default_factory=FrozenDict)
+    """Call id to what it waits for: ``approval`` of a gated call, or ``input`` for
+    ``ask_human``."""
+    decisions: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """The human's decisions for pending calls, given on resume."""
+    repairs: int = 0
+    """Output repair turns used."""

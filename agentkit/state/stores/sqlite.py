@@ -1,0 +1,316 @@
+"""SQLiteStore: the embedded durable store — key-value state, logs and checkpoints in
+one SQLite file that several processes on one machine may share.
+
+Every database call runs on one worker thread per store (so the event loop never
+blocks on disk), in WAL mode with a busy timeout so processes wait for each other's
+locks instead of failing. Atomicity across processes comes from SQLite itself:
+
+- ``set_versioned`` is a single conditional ``UPDATE`` (or an ``INSERT`` for version 0),
+  so two workers racing on one checkpoint version cannot both win;
+- ``get_or_set`` first claims the key in a ``claims`` table (a primary-key insert only
+  one process can make), runs the factory, then stores the value and drops the claim in
+  one transaction. Other processes poll until the value appears; a claim whose holder
+  died is taken over once its lease expires.
+
+Values are pickled. The file is trusted like your own code: never open one from an
+untrusted source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any, TypeVar
+
+from agentkit.core.contracts.errors import VersionConflict
+
+__all__ = ["SQLiteStore"]
+
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL);
+CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, lease REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS logs (id INTEGER PRIMARY KEY AUTOINCREMENT, log TEXT NOT NULL,
+                                 value BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS logs_by_name ON logs (log, id);
+CREATE TABLE IF NOT EXISTS versioned (key TEXT PRIMARY KEY, value BLOB NOT NULL,
+                                      version INTEGER NOT NULL);
+"""
+
+_MISSING = object()
+
+
+class SQLiteStore:
+    """A durable :class:`~agentkit.core.contracts.ports.Store` in one SQLite file.
+
+    ``claim_lease`` bounds how long a ``get_or_set`` claim blocks other processes if its
+    holder dies mid-factory; ``poll_interval`` is the longest wait between looks at a
+    key another process is computing.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        claim_lease: float = 300.0,
+        poll_interval: float = 0.05,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.claim_lease = claim_lease
+        self.poll_interval = poll_interval
+        self._busy_timeout = busy_timeout
+        self._owner = uuid.uuid4().hex
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-sqlite")
+        self._local = threading.local()
+        self._inflight: dict[str, asyncio.Future[Any]] = {}
+        self._closed = False
+        # Create the file and schema now, so a bad path fails here, not mid-run.
+        self._executor.submit(self._connection).result()
+
+    # -- plumbing -------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, timeout=self._busy_timeout, isolation_level=None
+            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            self._local.conn = conn
+        return conn
+
+    async def _db(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._closed:
+            raise RuntimeError(f"SQLiteStore({self.path!r}) is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(self._connection()))
+
+    def close(self) -> None:
+        """Close the connection and stop the worker thread."""
+        if self._closed:
+            return
+        self._closed = True
+
+        def shut() -> None:
+            conn = getattr(self._local, "conn", None)
+            if conn is not None:
+                conn.close()
+                self._local.conn = None
+
+        self._executor.submit(shut).result()
+        self._executor.shutdown(wait=True)
+
+    async def __aenter__(self) -> SQLiteStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- key-value ------------------------------------------------------------------
+
+    @staticmethod
+    def _read(conn: sqlite3.Connection, key: str) -> Any:
+        row = conn.execute("SELECT value, expires FROM kv WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return _MISSING
+        value, expires = row
+        if expires is not None and time.time() >= expires:
+            conn.execute("DELETE FROM kv WHERE key = ? AND expires = ?", (key, expires))
+            return _MISSING
+        return pickle.loads(value)
+
+    async def get(self, key: str) -> Any | None:
+        """The value under ``key``, or None when absent or expired."""
+        value = await self._db(partial(self._read, key=key))
+        return None if value is _MISSING else value
+
+    @staticmethod
+    def _expiry(ttl: float | None) -> float | None:
+        if ttl is None:
+            return None
+        if ttl <= 0:
+            raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
+        return time.time() + ttl
+
+    async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
+        """Store ``value``; with ``ttl`` seconds it expires."""
+        blob = pickle.dumps(value)
+        expires = self._expiry(ttl)
+        await self._db(
+            lambda c: c.execute(
+                "INSERT OR REPLACE INTO kv (key, value, expires) VALUES (?, ?, ?)",
+                (key, blob, expires),
+            )
+        )
+
+    async def delete(self, key: str) -> bool:
+        """Remove ``key``; True when something was there."""
+
+        def remove(conn: sqlite3.Connection) -> bool:
+            present = self._read(conn, key) is not _MISSING
+            conn.execute("DELETE FROM kv WHERE key = ?", (key,))
+            return present
+
+        return await self._db(remove)
+
+    # -- single flight --------------------------------------------------------------
+
+    def _try_claim(self, conn: sqlite3.Connection, key: str) -> tuple[bool, Any]:
+        """(claimed, value): the value if already stored, else whether we hold the claim."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            value = self._read(conn, key)
+            if value is not _MISSING:
+                return False, value
+            now = time.time()
+            row = conn.execute("SELECT lease FROM claims WHERE key = ?", (key,)).fetchone()
+            if row is not None and row[0] > now:
+                return False, _MISSING
+            conn.execute(
+                "INSERT OR REPLACE INTO claims (key, owner, lease) VALUES (?, ?, ?)",
+                (key, self._owner, now + self.claim_lease),
+            )
+            return True, _MISSING
+        finally:
+            conn.execute("COMMIT")
+
+    def _fulfil(
+        self, conn: sqlite3.Connection, key: str, blob: bytes, expires: float | None
+    ) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "INSERT OR REPLACE INTO kv (key, value, expires) VALUES (?, ?, ?)",
+                (key, blob, expires),
+            )
+            conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _release(self, conn: sqlite3.Connection, key: str) -> None:
+        conn.execute("DELETE FROM claims WHERE key = ? AND owner = ?", (key, self._owner))
+
+    async def get_or_set(
+        self,
+        key: str,
+        factory: Callable[[], Awaitable[Any]],
+        *,
+        ttl: float | None = None,
+    ) -> tuple[Any, bool]:
+        """Return ``(value, created)``; across tasks and processes one ``factory()`` runs
+        per key at a time, and a factory that raises stores nothing."""
+        expires = self._expiry(ttl)
+        while True:
+            pending = self._inflight.get(key)
+            if pending is not None:  # another task in this process is computing it
+                try:
+                    return await asyncio.shield(pending), False
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if pending.cancelled() and task is not None and not task.cancelling():
+                        continue
+                    raise
+            claimed, value = await self._db(partial(self._try_claim, key=key))
+            if value is not _MISSING:
+                return value, False
+            if claimed:
+                break
+            await asyncio.sleep(self.poll_interval)  # another process holds the claim
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            value = await factory()
+            blob = pickle.dumps(value)
+            await self._db(partial(self._fulfil, key=key, blob=blob, expires=expires))
+        except BaseException as error:
+            await asyncio.shield(self._db(partial(self._release, key=key)))
+            if isinstance(error, Exception):
+                future.set_exception(error)
+                future.exception()
+            else:
+                future.cancel()
+            raise
+        else:
+            future.set_result(value)
+            return value, True
+        finally:
+            del self._inflight[key]
+
+    # -- logs -----------------------------------------------------------------------
+
+    async def append(self, log: str, value: Any) -> None:
+        """Append ``value`` to the log named ``log``."""
+        blob = pickle.dumps(value)
+        await self._db(
+            lambda c: c.execute("INSERT INTO logs (log, value) VALUES (?, ?)", (log, blob))
+        )
+
+    async def list(self, log: str) -> tuple[Any, ...]:
+        """Every value appended to ``log``, oldest first."""
+        rows = await self._db(
+            lambda c: c.execute(
+                "SELECT value FROM logs WHERE log = ? ORDER BY id", (log,)
+            ).fetchall()
+        )
+        return tuple(pickle.loads(r[0]) for r in rows)
+
+    # -- versioned ------------------------------------------------------------------
+
+    async def get_versioned(self, key: str) -> tuple[Any, int]:
+        """``(value, version)``; ``(None, 0)`` when never written."""
+        row = await self._db(
+            lambda c: c.execute(
+                "SELECT value, version FROM versioned WHERE key = ?", (key,)
+            ).fetchone()
+        )
+        if row is None:
+            return None, 0
+        return pickle.loads(row[0]), int(row[1])
+
+    async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
+        """Write ``value`` if the version is still ``expected_version``; the new version.
+
+        One statement either way, so the check and the write cannot be split by another
+        process.
+        """
+        blob = pickle.dumps(value)
+
+        def write(conn: sqlite3.Connection) -> int:
+            if expected_version == 0:
+                try:
+                    conn.execute(
+                        "INSERT INTO versioned (key, value, version) VALUES (?, ?, 1)",
+                        (key, blob),
+                    )
+                    return 1
+                except sqlite3.IntegrityError:
+                    pass
+            else:
+                cursor = conn.execute(
+                    "UPDATE versioned SET value = ?, version = version + 1 "
+                    "WHERE key = ? AND version = ?",
+                    (blob, key, expected_version),
+                )
+                if cursor.rowcount == 1:
+                    return expected_version + 1
+            row = conn.execute("SELECT version FROM versioned WHERE key = ?", (key,)).fetchone()
+            raise VersionConflict(key, expected_version, 0 if row is None else int(row[0]))
+
+        return await self._db(write)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.path!r})"
