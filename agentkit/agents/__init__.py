@@ -12,6 +12,8 @@ from agentkit.agents.events import (
     ToolResultEvent,
 )
 from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.skill import Skill
+from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import OutputCoercionError, RunNotResumable
 
 __all__ = [
@@ -24,10 +26,14 @@ __all__ = [
     "InterruptEvent",
     "OutputCoercionError",
     "RunNotResumable",
+    "Skill",
     "StepEvent",
     "Suspended",
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "Workflow",
+    "WorkflowError",
+    "WorkflowResult",
     "should_gate",
 ]

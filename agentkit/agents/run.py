@@ -235,7 +235,8 @@ class AgentRun:
                     for call in todo:
                         group.create_task(bounded(call))
             except BaseExceptionGroup as group_error:
-                raise group_error.exceptions[0] from None
+                first = group_error.exceptions[0]
+                raise first from first.__cause__
             finally:
                 self._save_lock = None
         self.messages.extend(self.answered[c.id] for c in self.open_calls)

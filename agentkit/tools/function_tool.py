@@ -128,6 +128,7 @@ class FunctionTool:
         self.side_effecting = _require_bool(self.name, "side_effecting", side_effecting)
         self.idempotent = _require_bool(self.name, "idempotent", idempotent)
         self.requires_approval = _require_bool(self.name, "requires_approval", requires_approval)
+        advertise = _require_bool(self.name, "advertise", advertise)
         self.description = describe_tool(self.name, getattr(fn, "__doc__", None), description)
         info = analyse_signature(fn, self.name)
         self._binder: ArgumentBinder = info.binder

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -112,6 +113,9 @@ def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 def _is_context_annotation(annotation: Any) -> bool:
     if annotation is _EMPTY or annotation is RunContext:
         return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        # ``RunContext | None`` / ``Optional[RunContext]``: still the injected context.
+        return set(typing.get_args(annotation)) == {RunContext, type(None)}
     return isinstance(annotation, str) and annotation.rsplit(".", 1)[-1] in (
         "RunContext",
         "RunContext | None",

@@ -1,0 +1,348 @@
+"""Workflow: a small DAG of steps — agents, async functions, tools, human gates.
+
+Independent steps run concurrently; each finished step is checkpointed, so a workflow
+suspended at a gate resumes (in another process, with a durable store) without
+re-running what already finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentkit.agents.result import Suspended
+from agentkit.core.contracts.errors import AgentkitError, RunNotResumable, VersionConflict
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.ports import Checkpointer, Tool
+from agentkit.core.contracts.types import ToolCall, ToolRequest, Usage
+from agentkit.core.runtime.context import RunContext
+from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+
+__all__ = ["Workflow", "WorkflowError", "WorkflowResult"]
+
+NodeInput = Callable[[Mapping[str, Any]], Any]
+"""Builds a step's input from its dependencies' outputs (and ``"task"``)."""
+
+
+class WorkflowError(AgentkitError):
+    """A workflow step failed; ``node`` names it and ``__cause__`` is the failure."""
+
+    def __init__(self, workflow: str, node: str, reason: str) -> None:
+        self.workflow = workflow
+        self.node = node
+        super().__init__(f"workflow {workflow!r}: step {node!r} failed: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Gate:
+    question: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    name: str
+    step: Any
+    after: tuple[str, ...]
+    input: NodeInput | None
+    kind: Literal["agent", "function", "tool", "gate"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowResult:
+    """The outcome of a workflow run."""
+
+    outputs: Mapping[str, Any]
+    """Each finished step's output, by step name."""
+    usage: Usage = field(default_factory=Usage)
+    """Usage of every agent step."""
+    stop_reason: Literal["complete", "suspended", "cancelled"] = "complete"
+    """``complete``, or ``suspended`` at a human gate."""
+    evals: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """``"suspended"`` holds a :class:`Suspended` whose pending calls are the gates."""
+    skipped: tuple[str, ...] = ()
+    """Steps not run because a gate before them was rejected."""
+    terminal: tuple[str, ...] = ()
+    """Steps no other step depends on, in declaration order."""
+    run_id: str = ""
+    """The run's id."""
+
+    @property
+    def terminal_outputs(self) -> Mapping[str, Any]:
+        """The outputs of the terminal steps that ran: what the workflow produced."""
+        return {name: self.outputs[name] for name in self.terminal if name in self.outputs}
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    status: Literal["running", "suspended", "complete", "cancelled"]
+    outputs: Mapping[str, Any]
+    skipped: tuple[str, ...]
+    pending: tuple[str, ...]
+    decisions: Mapping[str, str]
+    usage: Usage
+
+
+class Workflow:
+    """A DAG of named steps, built with :meth:`add` and :meth:`gate`, run with ``run``.
+
+    A step is an Agent (or anything with ``async run(task, ctx)``), an async function
+    ``fn(inputs, ctx)``, or a Tool (run through ``ctx.invoker.invoke_tool``, so every
+    middleware applies). ``inputs`` maps every upstream step's name (direct or not) to
+    its output, plus ``"task"``. ``input=`` turns that mapping into the step's input: an agent's task
+    text (default: the task, or the dependencies as ``name: output`` lines) or a tool's
+    arguments (default: the dependencies' outputs by name).
+    """
+
+    def __init__(
+        self, name: str, *, description: str | None = None, max_concurrency: int = 8
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.max_concurrency = max_concurrency
+        self._nodes: dict[str, _Node] = {}
+
+    def add(
+        self,
+        name: str,
+        step: Any,
+        *,
+        after: Sequence[str] = (),
+        input: NodeInput | None = None,
+    ) -> Workflow:
+        """Add a step that runs once every step in ``after`` has finished."""
+        if isinstance(step, Tool):
+            kind: Literal["agent", "function", "tool", "gate"] = "tool"
+        elif inspect.iscoroutinefunction(step):
+            kind = "function"
+        elif callable(getattr(step, "run", None)):
+            kind = "agent"
+        else:
+            raise TypeError(
+                f"workflow {self.name!r}: step {name!r} must be an agent (async run(task, ctx)), "
+                f"an async function fn(inputs, ctx) or a Tool; got {step!r}"
+            )
+        return self._add(_Node(name, step, tuple(after), input, kind))
+
+    def gate(self, name: str, question: str, *, after: Sequence[str] = ()) -> Workflow:
+        """Add a human gate: the workflow suspends here until ``resume`` approves or
+        rejects it; a rejected gate skips every step after it."""
+        return self._add(_Node(name, _Gate(question), tuple(after), None, "gate"))
+
+    def _add(self, node: _Node) -> Workflow:
+        if node.name in self._nodes or node.name == "task":
+            raise ValueError(
+                f"workflow {self.name!r}: step name {node.name!r} is taken"
+                + (" (reserved for the workflow's task)" if node.name == "task" else "")
+            )
+        unknown = [d for d in node.after if d not in self._nodes]
+        if unknown:
+            raise ValueError(
+                f"workflow {self.name!r}: step {node.name!r} comes after unknown step(s) "
+                f"{unknown}; add those first. Known steps: {list(self._nodes)}"
+            )
+        self._nodes[node.name] = node
+        return self
+
+    @property
+    def terminal(self) -> tuple[str, ...]:
+        """Steps no other step depends on."""
+        needed = {d for n in self._nodes.values() for d in n.after}
+        return tuple(n for n in self._nodes if n not in needed)
+
+    # -- running --------------------------------------------------------------------
+
+    def _key(self, run_id: str) -> str:
+        return f"{run_id}:workflow:{self.name}"
+
+    @staticmethod
+    def _checkpointer(ctx: RunContext) -> Checkpointer:
+        return ctx.checkpointer if ctx.checkpointer is not None else StoreCheckpointer(ctx.store)
+
+    async def run(self, task: str, ctx: RunContext) -> WorkflowResult:
+        """Run every step in dependency order, concurrently where independent."""
+        checkpointer = self._checkpointer(ctx)
+        key = self._key(ctx.correlation_id)
+        existing, version = await checkpointer.load(key)
+        if existing is not None and existing.status in ("running", "suspended"):
+            raise RunNotResumable(
+                ctx.correlation_id,
+                f"workflow {self.name!r} already has a {existing.status} run under this run id",
+            )
+        state = _State("running", FrozenDict({"task": task}), (), (), FrozenDict(), Usage())
+        version = await checkpointer.save(key, state, expected_version=version)
+        return await _Execution(self, ctx, checkpointer, key, version, state).go()
+
+    async def resume(
+        self, run_id: str, decisions: Mapping[str, str], ctx: RunContext
+    ) -> WorkflowResult:
+        """Continue at the pending gates: ``{gate_name: "approve" | "reject"}``; a gate
+        with no decision is rejected."""
+        checkpointer = self._checkpointer(ctx)
+        key = self._key(run_id)
+        state, version = await checkpointer.load(key)
+        if state is None or state.status != "suspended":
+            status = "unknown" if state is None else state.status
+            raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not suspended")
+        unknown = [g for g in decisions if g not in state.pending]
+        bad = {g: d for g, d in decisions.items() if d not in ("approve", "reject")}
+        if unknown or bad:
+            raise ValueError(
+                f"workflow {self.name!r}: decisions must map pending gates {list(state.pending)} "
+                f"to 'approve' or 'reject'; unknown gates {unknown}, invalid values {bad}"
+            )
+        given = {g: decisions.get(g, "reject") for g in state.pending}
+        state = _State("running", state.outputs, state.skipped, (), FrozenDict(
+            {**state.decisions, **given}), state.usage)
+        ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        try:
+            version = await checkpointer.save(key, state, expected_version=version)
+        except VersionConflict:
+            raise RunNotResumable(run_id, "another worker resumed it first") from None
+        return await _Execution(self, ctx, checkpointer, key, version, state).go()
+
+    def __repr__(self) -> str:
+        return f"Workflow({self.name!r}, steps={list(self._nodes)})"
+
+
+class _Execution:
+    def __init__(
+        self,
+        workflow: Workflow,
+        ctx: RunContext,
+        checkpointer: Checkpointer,
+        key: str,
+        version: int,
+        state: _State,
+    ) -> None:
+        self.wf = workflow
+        self.ctx = ctx
+        self.checkpointer = checkpointer
+        self.key = key
+        self.version = version
+        self.outputs: dict[str, Any] = dict(state.outputs)
+        self.skipped: list[str] = list(state.skipped)
+        self.decisions: dict[str, str] = dict(state.decisions)
+        self.usage = state.usage
+        self.lock = asyncio.Lock()
+
+    async def save(self, status: Literal["running", "suspended", "complete", "cancelled"],
+                   pending: tuple[str, ...] = ()) -> None:
+        state = _State(status, FrozenDict(self.outputs), tuple(self.skipped), pending,
+                       FrozenDict(self.decisions), self.usage)
+        self.version = await self.checkpointer.save(self.key, state, expected_version=self.version)
+
+    def _ready(self) -> tuple[list[_Node], list[str]]:
+        ready, gates = [], []
+        done = set(self.outputs) | set(self.skipped)
+        for node in self.wf._nodes.values():
+            if node.name in done or not all(d in done for d in node.after):
+                continue
+            if any(d in self.skipped for d in node.after):
+                self.skipped.append(node.name)
+                return self._ready()
+            if node.kind == "gate":
+                decision = self.decisions.get(node.name)
+                if decision is None:
+                    gates.append(node.name)
+                    continue
+                if decision == "reject":
+                    self.skipped.append(node.name)
+                    return self._ready()
+            ready.append(node)
+        return ready, gates
+
+    async def go(self) -> WorkflowResult:
+        limit = asyncio.Semaphore(self.wf.max_concurrency)
+        while True:
+            self.ctx.check_cancelled()
+            ready, gates = self._ready()
+            if not ready:
+                break
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for node in ready:
+                        group.create_task(self._run_node(node, limit))
+            except BaseExceptionGroup as failed:
+                first = failed.exceptions[0]
+                raise first from first.__cause__
+        suspended = None
+        if gates:
+            await self.save("suspended", tuple(gates))
+            calls = tuple(
+                ToolCall(g, "human_gate", {"question": self.wf._nodes[g].step.question})
+                for g in gates
+            )
+            suspended = Suspended(self.ctx.correlation_id, calls, reason="awaiting_approval")
+        else:
+            await self.save("complete")
+        outputs = {k: v for k, v in self.outputs.items() if k != "task"}
+        return WorkflowResult(
+            outputs=FrozenDict(outputs),
+            usage=self.usage,
+            stop_reason="suspended" if suspended else "complete",
+            evals=FrozenDict({"suspended": suspended} if suspended else {}),
+            skipped=tuple(self.skipped),
+            terminal=self.wf.terminal,
+            run_id=self.ctx.correlation_id,
+        )
+
+    def _inputs(self, node: _Node) -> dict[str, Any]:
+        inputs: dict[str, Any] = {}
+        stack = list(node.after)
+        while stack:
+            name = stack.pop()
+            if name not in inputs:
+                inputs[name] = self.outputs[name]
+                stack.extend(self.wf._nodes[name].after)
+        inputs["task"] = self.outputs["task"]
+        return inputs
+
+    async def _run_node(self, node: _Node, limit: asyncio.Semaphore) -> None:
+        async with limit:
+            try:
+                value = await self._execute(node)
+            except (asyncio.CancelledError, WorkflowError):
+                raise
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                raise WorkflowError(self.wf.name, node.name, reason) from exc
+        async with self.lock:
+            self.outputs[node.name] = value
+            await self.save("running")
+
+    async def _execute(self, node: _Node) -> Any:
+        inputs = self._inputs(node)
+        if node.kind == "gate":
+            return self.decisions[node.name] == "approve"
+        if node.kind == "function":
+            return await node.step(inputs, self.ctx)
+        if node.kind == "tool":
+            args = node.input(inputs) if node.input else {d: inputs[d] for d in node.after}
+            request = ToolRequest(node.step.name, args, node.step,
+                                  bool(node.step.side_effecting), call_id=node.name)
+            return await self.ctx.invoker.invoke_tool(request, self.ctx)
+        if node.input is not None:
+            text = str(node.input(inputs))
+        elif node.after:
+            text = "\n".join(f"{d}: {_render(inputs[d])}" for d in node.after)
+        else:
+            text = str(inputs["task"])
+        result = await node.step.run(text, self.ctx.child())
+        usage = getattr(result, "usage", None)
+        if isinstance(usage, Usage):
+            self.usage = self.usage + usage
+        if getattr(result, "stop_reason", "complete") == "suspended":
+            raise WorkflowError(
+                self.wf.name, node.name,
+                "the agent suspended for approval inside the workflow; put a gate step "
+                "before the step that needs a human instead",
+            )
+        output = getattr(result, "output", result)
+        return output
+
+
+def _render(value: Any) -> str:
+    return value if isinstance(value, str) else str(value)

@@ -1,0 +1,200 @@
+"""Workflow: a DAG of agents, functions, tools and human gates."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit.agents import Agent, RunNotResumable, Suspended, Workflow, WorkflowError
+from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.types import ToolCall
+from agentkit.core.runtime.context import RunContext
+from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.state.stores.sqlite import SQLiteStore
+from agentkit.tools import as_tool, render_result, tool
+
+published: list[str] = []
+
+
+@tool(side_effecting=True)
+def publish(draft: str) -> str:
+    """Publish a finished draft to the company blog and return its address."""
+    published.append(draft)
+    return f"published: {draft}"
+
+
+def writer() -> Agent:
+    return Agent(name="writer", model="fake", prompt="You write one-line drafts.")
+
+
+async def test_independent_steps_run_concurrently() -> None:
+    both_started = asyncio.Event()
+    started: list[str] = []
+
+    async def step(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        started.append(inputs["task"])
+        if len(started) == 2:
+            both_started.set()
+        await both_started.wait()  # deadlocks unless the two steps run at once
+        return f"{len(started)}"
+
+    wf = Workflow("pair").add("a", step).add("b", step)
+    result = await asyncio.wait_for(wf.run("go", make_test_ctx()), timeout=5)
+    assert result.stop_reason == "complete"
+    assert dict(result.outputs) == {"a": "2", "b": "2"}
+
+
+async def test_dependencies_feed_outputs_and_terminal_outputs_render() -> None:
+    async def research(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        return f"facts about {inputs['task']}"
+
+    wf = (
+        Workflow("report")
+        .add("research", research)
+        .add("draft", writer(), after=["research"])
+        .add("count", lambda_len := _length, after=["research"])
+    )
+    assert lambda_len is _length
+    llm = FakeLLM.script([Turn(content="Octopuses are clever.")])
+    result = await wf.run("octopuses", make_test_ctx(llm=llm))
+    assert llm.requests[0].messages[0].content == "research: facts about octopuses"
+    assert result.terminal == ("draft", "count")
+    assert dict(result.terminal_outputs) == {"draft": "Octopuses are clever.", "count": 21}
+    assert render_result(result) == "draft: Octopuses are clever.\ncount: 21"
+
+
+async def _length(inputs: Mapping[str, Any], ctx: RunContext) -> int:
+    return len(inputs["research"])
+
+
+async def test_gate_suspends_and_resume_runs_the_rest_without_redoing_steps() -> None:
+    published.clear()
+    llm = FakeLLM.script([Turn(content="Draft one.")])
+    wf = (
+        Workflow("blog")
+        .add("draft", writer())
+        .gate("review", "Publish this draft?", after=["draft"])
+        .add("publish", publish, after=["review"], input=lambda i: {"draft": i["draft"]})
+    )
+    ctx = make_test_ctx(llm=llm)
+    first = await wf.run("write about tides", ctx)
+    assert first.stop_reason == "suspended"
+    suspended = first.evals["suspended"]
+    assert isinstance(suspended, Suspended)
+    assert [(c.id, dict(c.arguments)) for c in suspended.pending] == [
+        ("review", {"question": "Publish this draft?"})
+    ]
+    assert published == []
+    second = await wf.resume(first.run_id, {"review": "approve"}, ctx)
+    assert second.stop_reason == "complete"
+    assert second.outputs["publish"] == "published: Draft one."
+    assert published == ["Draft one."]
+    assert len(llm.requests) == 1  # the drafting agent did not run again
+
+
+async def test_rejected_gate_skips_what_follows() -> None:
+    published.clear()
+    wf = (
+        Workflow("blog")
+        .gate("review", "Publish?")
+        .add("publish", publish, input=lambda i: {"draft": "x"}, after=["review"])
+    )
+    ctx = make_test_ctx()
+    first = await wf.run("t", ctx)
+    result = await wf.resume(first.run_id, {}, ctx)  # no decision is a rejection
+    assert result.stop_reason == "complete"
+    assert result.skipped == ("review", "publish")
+    assert published == []
+
+
+async def test_gate_resumes_in_a_fresh_context_over_sqlite(tmp_path: Path) -> None:
+    published.clear()
+    path = tmp_path / "wf.db"
+
+    def build() -> Workflow:
+        return (
+            Workflow("blog")
+            .gate("review", "Publish?")
+            .add("publish", publish, input=lambda i: {"draft": "final"}, after=["review"])
+        )
+
+    store = SQLiteStore(path)
+    first = await build().run("t", make_test_ctx(store=store))
+    store.close()
+    store = SQLiteStore(path)
+    try:
+        ctx = make_test_ctx(store=store)
+        result = await build().resume(first.run_id, {"review": "approve"}, ctx)
+    finally:
+        store.close()
+    assert result.outputs["publish"] == "published: final"
+    assert published == ["final"]
+
+
+async def test_resume_refuses_a_workflow_that_is_not_suspended() -> None:
+    ctx = make_test_ctx()
+
+    async def noop(inputs: Mapping[str, Any], ctx: RunContext) -> int:
+        return 1
+
+    wf = Workflow("w").add("n", noop)
+    done = await wf.run("t", ctx)
+    with pytest.raises(RunNotResumable) as info:
+        await wf.resume(done.run_id, {}, ctx)
+    assert str(info.value) == (
+        f"run {done.run_id!r} cannot be resumed: workflow 'w' is complete, not suspended"
+    )
+
+
+async def test_bad_decisions_are_refused_before_anything_changes() -> None:
+    wf = Workflow("w").gate("review", "ok?")
+    ctx = make_test_ctx()
+    first = await wf.run("t", ctx)
+    with pytest.raises(ValueError, match="unknown gates \\['nope'\\]"):
+        await wf.resume(first.run_id, {"nope": "approve"}, ctx)
+    with pytest.raises(ValueError, match="invalid values \\{'review': 'maybe'\\}"):
+        await wf.resume(first.run_id, {"review": "maybe"}, ctx)
+    result = await wf.resume(first.run_id, {"review": "approve"}, ctx)
+    assert result.outputs["review"] is True
+
+
+async def test_a_failing_step_names_itself() -> None:
+    async def broken(inputs: Mapping[str, Any], ctx: RunContext) -> None:
+        raise RuntimeError("disk full")
+
+    with pytest.raises(WorkflowError) as info:
+        await Workflow("w").add("save", broken).run("t", make_test_ctx())
+    assert str(info.value) == "workflow 'w': step 'save' failed: RuntimeError: disk full"
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_definition_mistakes_are_refused() -> None:
+    wf = Workflow("w")
+    with pytest.raises(ValueError, match="comes after unknown step\\(s\\) \\['later'\\]"):
+        wf.gate("g", "q?", after=["later"])
+    with pytest.raises(ValueError, match="reserved for the workflow's task"):
+        wf.gate("task", "q?")
+    with pytest.raises(TypeError, match="must be an agent"):
+        wf.add("x", 42)
+
+
+async def test_a_workflow_wrapped_by_as_tool_renders_its_terminal_outputs() -> None:
+    async def summary(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        return f"summary of {inputs['task']}"
+
+    wf = Workflow("digest").add("summary", summary)
+    digest = as_tool(wf, name="digest", description="Produce a digest of a topic, as lines.",
+                     side_effecting=False)
+    lead = Agent(name="lead", model="fake", prompt="p",
+                 cognition=ReActCognition(tools=[digest]))
+    llm = FakeLLM.script([
+        Turn(tool_calls=(ToolCall("c1", "digest", {"task": "tides"}),)),
+        Turn(content="done"),
+    ])
+    result = await lead.run("go", make_test_ctx(llm=llm))
+    assert result.output == "done"
+    assert llm.requests[1].messages[-1].content == "summary: summary of tides"
