@@ -91,9 +91,10 @@ class Workflow:
     A step is an Agent (or anything with ``async run(task, ctx)``), an async function
     ``fn(inputs, ctx)``, or a Tool (run through ``ctx.invoker.invoke_tool``, so every
     middleware applies). ``inputs`` maps every upstream step's name (direct or not) to
-    its output, plus ``"task"``. ``input=`` turns that mapping into the step's input: an agent's task
-    text (default: the task, or the dependencies as ``name: output`` lines) or a tool's
-    arguments (default: the dependencies' outputs by name).
+    its output, plus ``"task"``. ``input=`` turns that mapping into the step's input:
+    an agent's task text (default: the task, or the direct dependencies as
+    ``name: output`` lines) or a tool's arguments (default: the direct dependencies'
+    outputs by name).
     """
 
     def __init__(
