@@ -7,10 +7,11 @@ coercers and flags, so a call pays for a dict walk and the coercers it needs.
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,8 +175,44 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
         context_name=context_name,
         var_keyword=var_keyword,
     )
+    parameters = object_schema(properties, required)
+    definitions = _definitions(tool_name, properties.values())
+    if definitions:
+        parameters["$defs"] = definitions
     return SignatureInfo(
         binder=binder,
-        parameters=object_schema(properties, required),
+        parameters=parameters,
         return_annotation=hints.get("return", signature.return_annotation),
     )
+
+
+def _definitions(tool_name: str, schemas: Iterable[Any]) -> dict[str, Any]:
+    """Every ``$defs`` entry found inside the parameters' schemas.
+
+    A Pydantic model's schema refers to its sub-models as ``#/$defs/Name``, relative to
+    the document root. Nested under ``properties`` it keeps its ``$defs`` beside it,
+    where those references cannot reach; the tool schema's root gets a copy of them so
+    every reference resolves.
+    """
+    found: dict[str, Any] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            definitions = node.get("$defs")
+            if isinstance(definitions, Mapping):
+                for name, definition in definitions.items():
+                    if name in found and found[name] != definition:
+                        raise ToolDefinitionError(
+                            f"tool {tool_name!r}: two parameters define different JSON "
+                            f"Schema definitions named {name!r}; rename one of the models"
+                        )
+                    found[name] = copy.deepcopy(definition)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for schema in schemas:
+        walk(schema)
+    return found
