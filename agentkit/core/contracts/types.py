@@ -33,6 +33,15 @@ __all__ = [
     "Usage",
 ]
 
+def _frozen_object(arguments: Any, owner: str) -> FrozenDict[str, Any]:
+    if not isinstance(arguments, Mapping):
+        raise TypeError(
+            f"{owner}.arguments must be a mapping of argument names to values (a JSON "
+            f"object), got {type(arguments).__name__}"
+        )
+    return freeze_arguments(arguments)
+
+
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "other"]
 
@@ -57,8 +66,19 @@ class Scope:
     domain_id: int | str
     """The domain (workspace, project) inside the organisation."""
 
+    def __post_init__(self) -> None:
+        # key() joins the two ids with ':' and every cache and idempotency key embeds
+        # it, so an id holding ':' could make two tenants' keys collide.
+        for label, value in (("org_id", self.org_id), ("domain_id", self.domain_id)):
+            if isinstance(value, bool) or not isinstance(value, int | str):
+                raise TypeError(f"Scope.{label} must be an int or a str, got {value!r}")
+            if isinstance(value, str) and (not value or ":" in value):
+                raise ValueError(
+                    f"Scope.{label} must be a non-empty string without ':', got {value!r}"
+                )
+
     def key(self) -> str:
-        """A stable string form, e.g. ``"org7:dom1"``."""
+        """A stable string form, e.g. ``"org7:dom1"``; distinct scopes have distinct keys."""
         return f"org{self.org_id}:dom{self.domain_id}"
 
 
@@ -112,7 +132,7 @@ class ToolCall:
     """The JSON object the model sent, deeply frozen."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "arguments", freeze_arguments(self.arguments))
+        object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolCall"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +172,7 @@ class ToolRequest:
     """Per-call signals between middlewares, e.g. ``meta["idempotency"] = "replayed"``."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "arguments", freeze_arguments(self.arguments))
+        object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolRequest"))
 
     @property
     def is_side_effecting(self) -> bool:

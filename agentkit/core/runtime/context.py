@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-import uuid
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -144,7 +144,7 @@ class RunContext:
             max_depth=self.max_depth,
         )
 
-    def emit(self, kind: str, **data: Any) -> None:
+    def emit(self, kind: str, /, **data: Any) -> None:
         """Send an observation to the observer. Never raises: a broken observer is logged."""
         observer = self.observer
         if observer is None:
@@ -177,7 +177,7 @@ def _autonomy(value: Autonomy | str) -> Autonomy:
 
 def new_run_id() -> str:
     """A fresh, unique run id."""
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()
 
 
 def describe_context(ctx: RunContext) -> Mapping[str, Any]:

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import ToolNotFoundError
+from agentkit.core.contracts.errors import ProviderError, ToolNotFoundError, is_transient
 from agentkit.core.contracts.ports import ChatHandler, ChatMiddleware, ToolHandler, ToolMiddleware
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolRequest
 
@@ -60,6 +60,17 @@ def _bind_chat(mw: ChatMiddleware, call_next: ChatHandler) -> ChatHandler:
     return layer
 
 
+def _interrupted(ctx: RunContext, delivered: int, error: Exception) -> ProviderError:
+    return ProviderError(
+        f"the model stream broke after {delivered} delta(s) had been delivered "
+        f"({type(error).__name__}: {error}); retrying would deliver them twice, so it is not "
+        "retried. Run the turn again, or use chat(), which can be retried safely",
+        provider=type(ctx.llm).__name__,
+        transient=False,
+        kind="stream_interrupted",
+    )
+
+
 class Invoker:
     """Runs tool calls and model calls through their middleware chains."""
 
@@ -97,16 +108,29 @@ class Invoker:
         The chat middlewares see the call as a whole: each wraps a handler that drains
         the stream, so a middleware that charges usage or opens a span still sees one
         :class:`LLMResult`. Deltas are forwarded as they arrive.
+
+        A stream that breaks transiently before any delta went out may be retried by a
+        middleware. Once deltas went out a retry would deliver them again, so the break
+        is raised as a permanent :class:`ProviderError` (``kind="stream_interrupted"``),
+        with the original error as its cause.
         """
         queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
+        delivered = 0
 
         async def drain(req: ChatRequest, c: RunContext) -> LLMResult:
+            nonlocal delivered
             final: LLMResult | None = None
-            async for event in c.llm.stream(req, c):
-                if isinstance(event, LLMResult):
-                    final = event
-                else:
-                    queue.put_nowait(event)
+            try:
+                async for event in c.llm.stream(req, c):
+                    if isinstance(event, LLMResult):
+                        final = event
+                    else:
+                        queue.put_nowait(event)
+                        delivered += 1
+            except Exception as error:
+                if delivered and is_transient(error):
+                    raise _interrupted(c, delivered, error) from error
+                raise
             if final is None:
                 raise RuntimeError("the model's stream ended without a final LLMResult")
             return final

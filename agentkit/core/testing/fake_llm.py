@@ -121,8 +121,9 @@ class FakeLLM:
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
         """The next scripted answer, word by word, then the complete result."""
         turn = self._take(request)
-        for index, word in enumerate(turn.content.split(" ")):
-            yield TextDelta(word if index == 0 else " " + word)
+        if turn.content:
+            for index, word in enumerate(turn.content.split(" ")):
+                yield TextDelta(word if index == 0 else " " + word)
         for index, call in enumerate(turn.tool_calls):
             yield ToolCallDelta(
                 index=index,

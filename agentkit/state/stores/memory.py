@@ -35,12 +35,14 @@ class InMemoryStore:
             return False, None
         return True, value
 
-    def _expiry(self, ttl: float | None) -> float | None:
-        if ttl is None:
-            return None
-        if ttl <= 0:
+    @staticmethod
+    def _check_ttl(ttl: float | None) -> None:
+        if ttl is not None and ttl <= 0:
             raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
-        return self._clock() + ttl
+
+    def _expiry(self, ttl: float | None) -> float | None:
+        self._check_ttl(ttl)
+        return None if ttl is None else self._clock() + ttl
 
     async def get(self, key: str) -> Any | None:
         """The value under ``key``, or None when absent or expired."""
@@ -77,7 +79,7 @@ class InMemoryStore:
                 if pending.cancelled() and task is not None and not task.cancelling():
                     continue
                 raise
-        expires = self._expiry(ttl)
+        self._check_ttl(ttl)  # refuse a bad ttl before the factory acts
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
@@ -90,7 +92,10 @@ class InMemoryStore:
             future.cancel()
             raise
         else:
-            self._values[key] = (value, expires)
+            # The ttl runs from when the value is stored: timed from the claim, a factory
+            # slower than its ttl would store a value already expired, and an idempotent
+            # retry right after it would act a second time.
+            self._values[key] = (value, None if ttl is None else self._clock() + ttl)
             future.set_result(value)
             return value, True
         finally:

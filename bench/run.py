@@ -1,0 +1,358 @@
+"""Micro-benchmarks for agentkit's hot paths, with a cProfile call count for each.
+
+Run with ``make bench`` (``.venv/bin/python bench/run.py``). Standard library only.
+
+Every timed figure is the median of ``--repeat`` runs of a ``time.perf_counter`` loop,
+taken after one untimed warm-up run of the same loop, divided by the loop's length.
+"calls/op" is the number of Python function calls cProfile sees per operation (a
+run of N operations minus a run of none, over N), the structural cost that does not
+move with the machine. Import figures are wall-clock times of a fresh interpreter
+minus a bare one (``python -c pass``), plus the ``-X importtime`` total of the
+modules the import added.
+"""
+
+import argparse
+import asyncio
+import cProfile
+import enum
+import os
+import platform
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from itertools import count
+from pathlib import Path
+from typing import Any
+
+from agentkit.core.contracts.types import ToolRequest
+from agentkit.core.policies import idempotent
+from agentkit.core.runtime import RunContext
+from agentkit.core.testing import make_test_ctx
+from agentkit.tools import FunctionTool, tool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+Loop = Callable[[], Awaitable[None]]
+"""One timed run: performs the operation ``n`` times (``n`` fixed when it was built)."""
+
+Setup = Callable[[int], Awaitable[Loop]]
+"""Builds a fresh, ready-to-time run of ``n`` operations (untimed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the results table."""
+
+    name: str
+    value: float
+    unit: str
+    calls: float | None = None
+    target: float | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.target is None:
+            return ""
+        return "ok" if self.value < self.target else "MISSED"
+
+
+# -- the operations ----------------------------------------------------------------
+
+
+class Unit(enum.Enum):
+    CELSIUS = "celsius"
+    FAHRENHEIT = "fahrenheit"
+
+
+@tool(side_effecting=False, idempotent=True)
+async def forecast(city: str, days: int = 3) -> str:
+    """Return a short weather forecast for a city over the next few days."""
+    return city
+
+
+@tool(side_effecting=False, idempotent=True)
+def forecast_sync(city: str, days: int = 3) -> str:
+    """Return a short weather forecast for a city over the next few days."""
+    return city
+
+
+@tool(side_effecting=True)
+async def send_email(to: str, body: str) -> str:
+    """Send one email to a single recipient and return the provider message id."""
+    return to
+
+
+ARGUMENTS = {"city": "Lisbon", "days": 2}
+_runs = count()
+
+
+def fresh_ctx(middleware: list[Any]) -> RunContext:
+    # A new run id and a new store each time, so no run sees another's entries.
+    return make_test_ctx(tool_middleware=middleware, correlation_id=f"bench-{next(_runs)}")
+
+
+async def direct_call(n: int) -> Loop:
+    fn = forecast.fn
+
+    async def run() -> None:
+        for _ in range(n):
+            await fn(**ARGUMENTS)
+
+    return run
+
+
+def invoke(the_tool: FunctionTool, middleware: list[Any]) -> Setup:
+    async def setup(n: int) -> Loop:
+        ctx = fresh_ctx(middleware)
+        call = ctx.invoker.invoke_tool
+        request = ToolRequest(name=the_tool.name, arguments=ARGUMENTS, tool=the_tool)
+
+        async def run() -> None:
+            for _ in range(n):
+                await call(request, ctx)
+
+        return run
+
+    return setup
+
+
+async def invoke_with_request(n: int) -> Loop:
+    ctx = fresh_ctx([])
+    call = ctx.invoker.invoke_tool
+
+    async def run() -> None:
+        for _ in range(n):
+            await call(ToolRequest(name="forecast", arguments=ARGUMENTS, tool=forecast), ctx)
+
+    return run
+
+
+def emails(n: int) -> list[ToolRequest]:
+    return [
+        ToolRequest(
+            name="send_email",
+            arguments={"to": f"user{i}@example.com", "body": "prod is down"},
+            tool=send_email,
+        )
+        for i in range(n)
+    ]
+
+
+async def idempotent_executed(n: int) -> Loop:
+    ctx = fresh_ctx([idempotent()])
+    call = ctx.invoker.invoke_tool
+    requests = emails(n)  # distinct arguments: every call takes the executed path
+
+    async def run() -> None:
+        for request in requests:
+            await call(request, ctx)
+
+    return run
+
+
+async def idempotent_replayed(n: int) -> Loop:
+    ctx = fresh_ctx([idempotent()])
+    call = ctx.invoker.invoke_tool
+    (request,) = emails(1)
+    await call(request, ctx)  # executes once, untimed; every timed call replays
+
+    async def run() -> None:
+        for _ in range(n):
+            await call(request, ctx)
+
+    return run
+
+
+def define_tool(n: int) -> None:
+    for _ in range(n):
+
+        def forecast(city: str, unit: Unit, days: int = 3) -> str:
+            """Return a short weather forecast for a city over the next few days."""
+            return city
+
+        tool(side_effecting=False)(forecast)
+
+
+def define_tool_string_annotations(n: int) -> None:
+    # As in a module with `from __future__ import annotations`: @tool evaluates them.
+    for _ in range(n):
+
+        def forecast(city: "str", unit: "Unit", days: "int" = 3) -> "str":
+            """Return a short weather forecast for a city over the next few days."""
+            return city
+
+        tool(side_effecting=False)(forecast)
+
+
+# -- measuring ---------------------------------------------------------------------
+
+
+async def _time_async(setup: Setup, number: int, repeat: int) -> float:
+    await (await setup(number))()  # warm-up
+    samples = []
+    for _ in range(repeat):
+        run = await setup(number)
+        start = time.perf_counter()
+        await run()
+        samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples) * 1e6
+
+
+async def _calls_async(setup: Setup, number: int) -> float:
+    counts = []
+    for n in (0, number):
+        run = await setup(n)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        await run()
+        profiler.disable()
+        counts.append(pstats.Stats(profiler).total_calls)
+    return (counts[1] - counts[0]) / number
+
+
+def _time_sync(op: Callable[[int], None], number: int, repeat: int) -> float:
+    op(number)  # warm-up
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        op(number)
+        samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples) * 1e6
+
+
+def _calls_sync(op: Callable[[int], None], number: int) -> float:
+    counts = []
+    for n in (0, number):
+        profiler = cProfile.Profile()
+        profiler.enable()
+        op(n)
+        profiler.disable()
+        counts.append(pstats.Stats(profiler).total_calls)
+    return (counts[1] - counts[0]) / number
+
+
+def _wall(code: str, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e3
+
+
+def _import_times(code: str) -> dict[str, int]:
+    """Self time in µs of every module ``-X importtime`` reports while running ``code``."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        check=True, cwd=ROOT, capture_output=True, text=True,
+    )
+    times: dict[str, int] = {}
+    for line in result.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _cumulative, name = line.removeprefix("import time:").split("|")
+        times[name.strip()] = int(self_us)
+    return times
+
+
+def import_cost(
+    module: str, repeat: int, bare_ms: float
+) -> tuple[float, float, list[tuple[str, int]]]:
+    """(wall ms over a bare interpreter, importtime ms, the five slowest modules added)."""
+    wall = _wall(f"import {module}", repeat) - bare_ms
+    base = _import_times("pass")
+    added = {k: v for k, v in _import_times(f"import {module}").items() if k not in base}
+    slowest = sorted(added.items(), key=lambda item: -item[1])[:5]
+    return wall, sum(added.values()) / 1e3, slowest
+
+
+# -- the report --------------------------------------------------------------------
+
+
+async def _invocation_rows(scale: float, repeat: int) -> list[Row]:
+    n = max(1, int(20_000 * scale))
+    n_sync = max(1, int(2_000 * scale))
+    profile_n = 1_000
+    cases: list[tuple[str, Setup, int, float | None]] = [
+        ("async tool, direct `await fn(**kw)`", direct_call, n, None),
+        ("async tool, invoke_tool, empty chain", invoke(forecast, []), n, 10.0),
+        ("  same, building the ToolRequest too", invoke_with_request, n, 10.0),
+        ("sync tool, invoke_tool, empty chain*", invoke(forecast_sync, []), n_sync, None),
+        ("side-effecting, [idempotent()], executed", idempotent_executed, n, 30.0),
+        ("side-effecting, [idempotent()], replayed", idempotent_replayed, n, 30.0),
+    ]
+    rows = []
+    for name, setup, number, target in cases:
+        per_call = await _time_async(setup, number, repeat)
+        calls = await _calls_async(setup, min(profile_n, number))
+        rows.append(Row(name, per_call, "µs", calls, target))
+    return rows
+
+
+def _definition_rows(scale: float, repeat: int) -> list[Row]:
+    n = max(1, int(2_000 * scale))
+    rows = []
+    for label, op in (
+        ("evaluated", define_tool),
+        ("string (PEP 563)", define_tool_string_annotations),
+    ):
+        rows.append(
+            Row(
+                f"@tool, 3 params incl. Enum, {label} annotations",
+                _time_sync(op, n, repeat),
+                "µs",
+                _calls_sync(op, min(500, n)),
+                100.0,
+            )
+        )
+    return rows
+
+
+def _print_table(rows: list[Row]) -> None:
+    width = max(len(r.name) for r in rows)
+    header = f"{'measurement':<{width}}  {'median':>11}  {'calls/op':>8}  {'target':>10}"
+    print(header)
+    print("-" * (len(header) + 8))
+    for r in rows:
+        calls = "" if r.calls is None else f"{r.calls:8.0f}"
+        target = "" if r.target is None else f"< {r.target:g} {r.unit}"
+        print(
+            f"{r.name:<{width}}  {r.value:8.2f} {r.unit:<2}  {calls:>8}  {target:>10}  {r.verdict}"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per figure (median)")
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply loop lengths")
+    parser.add_argument("--import-repeat", type=int, default=11, help="interpreters per figure")
+    args = parser.parse_args()
+
+    print(
+        f"agentkit bench: Python {platform.python_version()} on {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, median of {args.repeat} runs\n"
+    )
+    rows = asyncio.run(_invocation_rows(args.scale, args.repeat))
+    rows += _definition_rows(args.scale, args.repeat)
+    slowest: dict[str, list[tuple[str, int]]] = {}
+    bare_ms = _wall("pass", args.import_repeat)
+    for module, target in (("agentkit", 100.0), ("agentkit.tools", None)):
+        wall, importtime, slowest[module] = import_cost(module, args.import_repeat, bare_ms)
+        rows.append(Row(f"import {module} (fresh interpreter)", wall, "ms", None, target))
+        rows.append(Row("  -X importtime total of modules added", importtime, "ms"))
+    _print_table(rows)
+    print(
+        "\n* a sync tool runs in a worker thread (asyncio.to_thread) by design; "
+        "its calls/op counts the event-loop thread only."
+    )
+    for module, modules in slowest.items():
+        shown = ", ".join(f"{name} {us / 1e3:.1f} ms" for name, us in modules)
+        print(f"slowest modules under `import {module}` (self time): {shown}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""RunContext: nested runs, observations, cancellation and the autonomy tier."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
+from agentkit.core.contracts.types import Autonomy, Scope
+from agentkit.core.runtime import CancelToken, Invoker, RunContext
+from agentkit.core.testing import FakeLLM, make_test_ctx
+from agentkit.state.stores.memory import InMemoryStore
+
+
+def test_child_is_one_level_deeper_and_shares_the_run() -> None:
+    budget = object()
+    parent = make_test_ctx(scope=Scope(org_id=7, domain_id=1), budget=budget, autonomy="gated")
+    child = parent.child()
+
+    assert child is not parent
+    assert (parent.depth, child.depth) == (0, 1)
+    assert child.correlation_id == parent.correlation_id
+    assert child.run_id == parent.correlation_id
+    assert child.budget is budget
+    assert child.cancel is parent.cancel
+    assert child.scope == Scope(org_id=7, domain_id=1)
+    assert child.autonomy is Autonomy.GATED
+    assert child.store is parent.store
+    assert child.invoker is parent.invoker
+    assert child.llm is parent.llm
+    assert child.child().depth == 2
+
+
+def test_child_refuses_to_go_past_max_depth() -> None:
+    ctx = make_test_ctx(max_depth=2)
+    deepest = ctx.child().child()
+    assert deepest.depth == 2
+
+    with pytest.raises(DepthLimitExceeded) as info:
+        deepest.child()
+    assert str(info.value) == (
+        "nested run refused: depth 3 would exceed the maximum of 2. "
+        "Raise max_depth on the context if the nesting is deliberate."
+    )
+    assert (info.value.depth, info.value.max_depth) == (3, 2)
+
+
+def test_emit_passes_kind_and_data_with_the_run_identity() -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    def observer(kind: str, data: Mapping[str, Any]) -> None:
+        seen.append((kind, dict(data)))
+
+    ctx = make_test_ctx(observer=observer, correlation_id="run-1")
+    ctx.emit("tool.start", tool="send_email", attempt=1)
+    ctx.child().emit("tool.end")
+
+    assert seen == [
+        ("tool.start", {"run_id": "run-1", "depth": 0, "tool": "send_email", "attempt": 1}),
+        ("tool.end", {"run_id": "run-1", "depth": 1}),
+    ]
+
+
+def test_emit_never_raises_when_the_observer_does(caplog: pytest.LogCaptureFixture) -> None:
+    calls: list[str] = []
+
+    def broken(kind: str, data: Mapping[str, Any]) -> None:
+        calls.append(kind)
+        raise RuntimeError("observer is down")
+
+    ctx = make_test_ctx(observer=broken)
+    with caplog.at_level(logging.WARNING, logger="agentkit.runtime"):
+        ctx.emit("tool.start", tool="t")
+
+    assert calls == ["tool.start"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "observer failed on 'tool.start'; continuing"
+    ]
+
+
+def test_emit_without_an_observer_does_nothing() -> None:
+    make_test_ctx().emit("tool.start", tool="t")
+
+
+def test_check_cancelled_raises_once_the_token_is_cancelled() -> None:
+    ctx = make_test_ctx()
+    ctx.check_cancelled()
+
+    ctx.cancel.cancel("why")
+    with pytest.raises(RunCancelled) as info:
+        ctx.check_cancelled()
+    assert str(info.value) == "run cancelled: why"
+    assert info.value.reason == "why"
+
+
+def test_a_child_sees_its_parents_cancellation() -> None:
+    parent = make_test_ctx()
+    child = parent.child()
+    child.check_cancelled()
+
+    parent.cancel.cancel("user pressed stop")
+    with pytest.raises(RunCancelled) as info:
+        child.check_cancelled()
+    assert str(info.value) == "run cancelled: user pressed stop"
+
+
+def test_the_first_cancel_reason_wins() -> None:
+    token = CancelToken()
+    assert (token.cancelled, token.reason) == (False, None)
+    token.cancel("first")
+    token.cancel("second")
+    assert (token.cancelled, token.reason) == (True, "first")
+
+
+def test_autonomy_accepts_the_tier_names() -> None:
+    assert make_test_ctx(autonomy="manual").autonomy is Autonomy.MANUAL
+    assert make_test_ctx(autonomy=Autonomy.GATED).autonomy is Autonomy.GATED
+    assert make_test_ctx().autonomy is Autonomy.AUTO
+
+
+def test_a_bad_autonomy_string_lists_the_accepted_values() -> None:
+    with pytest.raises(ValueError) as info:
+        make_test_ctx(autonomy="yolo")
+    assert str(info.value) == "unknown autonomy 'yolo'; expected one of ['auto', 'gated', 'manual']"
+
+
+def test_the_constructor_builds_a_context_from_services() -> None:
+    llm, store, invoker = FakeLLM(), InMemoryStore(), Invoker()
+    ctx = RunContext(
+        llm=llm, store=store, invoker=invoker, scope=Scope(org_id=1, domain_id=2),
+        correlation_id="run-9",
+    )
+    assert (ctx.llm, ctx.store, ctx.invoker) == (llm, store, invoker)
+    assert (ctx.depth, ctx.autonomy, ctx.budget, ctx.tracer) == (0, Autonomy.AUTO, None, None)
+    assert repr(ctx) == "RunContext(run_id='run-9', scope='org1:dom2', autonomy='auto', depth=0)"
+
+
+def test_emit_accepts_a_data_field_called_kind() -> None:
+    seen: list[tuple[str, dict[str, object]]] = []
+    ctx = make_test_ctx(observer=lambda kind, data: seen.append((kind, dict(data))))
+    ctx.emit("step", kind="tool")
+    assert seen[0][0] == "step"
+    assert seen[0][1]["kind"] == "tool"
