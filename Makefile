@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SPEC_HARNESS := ../shared/spec/run_examples.py
 # The Tools-page examples delivered so far (the one list; grow it as issues land).
-SPEC_EXAMPLES := 01 03 04 05 06 07 08 09 10 12 13 14 15 17 18 19 20
+SPEC_EXAMPLES := 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20
 
 .PHONY: demo test lint typecheck unit spec bench clean
 

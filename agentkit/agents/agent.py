@@ -12,7 +12,12 @@ from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, validate_decisions
 from agentkit.agents.run_state import TERMINAL, RunState
-from agentkit.core.contracts.errors import RunError, RunNotResumable, VersionConflict
+from agentkit.core.contracts.errors import (
+    OutputCoercionError,
+    RunError,
+    RunNotResumable,
+    VersionConflict,
+)
 from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message
@@ -131,7 +136,12 @@ class Agent:
             raise RunNotResumable(
                 ctx.correlation_id,
                 f"agent {self.name!r} already has a {existing.status} run under this run id; "
-                "resume it with agent.resume(...) or start the new run on a fresh context",
+                + (
+                    "resume it with agent.resume(...)"
+                    if existing.status == "suspended"
+                    else "continue it with agent.recover(...)"
+                )
+                + " or start the new run on a fresh context",
             )
         state = RunState(
             run_id=ctx.correlation_id,
@@ -149,12 +159,13 @@ class Agent:
         ctx = run.ctx
         if ctx.tracer is None:
             return await self._advance_untraced(run)
-        with open_span(
-            ctx.tracer,
-            "invoke_agent",
-            {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": self.name,
-             "gen_ai.request.model": self.model},
-        ) as span:
+        attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": self.name,
+            "gen_ai.request.model": self.model,
+            "agentkit.run_id": ctx.correlation_id,
+        }
+        with open_span(ctx.tracer, f"invoke_agent {self.name}", attributes) as span:
             result = await self._advance_untraced(run)
             span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
             span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
@@ -166,6 +177,11 @@ class Agent:
             await self.cognition.advance(run)
         except RunError as exc:
             await run.stop(exc.stop_reason, exc)  # type: ignore[arg-type]
+        except OutputCoercionError as exc:
+            # Final, not transient: end the checkpoint too, or the run id stays "running"
+            # and a new run on it is refused with advice to resume.
+            await run.stop("error", exc)
+            raise
         return run.result()
 
     async def _claim(self, run_id: str, ctx: RunContext, *, want: str) -> tuple[RunState, int, str]:

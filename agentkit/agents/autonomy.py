@@ -19,9 +19,9 @@ def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: boo
     An author's ``requires_approval=True`` is honoured at every tier: autonomy only adds
     gating, it never removes it.
     """
+    tier = Autonomy(autonomy)
     if requires_approval:
         return True
-    tier = Autonomy(autonomy)
     if tier is Autonomy.MANUAL:
         return True
     if tier is Autonomy.GATED:

@@ -86,6 +86,7 @@ class AgentRun:
         self.output: Any = None
         self.error: BaseException | None = None
         self._save_lock: asyncio.Lock | None = None
+        self._stop: RunError | None = None
 
     # -- checkpoints ----------------------------------------------------------------
 
@@ -230,15 +231,23 @@ class AgentRun:
                 async with limit:
                     await self._answer(call, registry)
 
+            tasks: list[asyncio.Task[None]] = []
             try:
                 async with asyncio.TaskGroup() as group:
                     for call in todo:
-                        group.create_task(bounded(call))
+                        tasks.append(group.create_task(bounded(call)))
             except BaseExceptionGroup as group_error:
                 first = group_error.exceptions[0]
                 raise first from first.__cause__
             finally:
                 self._save_lock = None
+            # A TaskGroup ignores a child that ends cancelled; a tool that raised
+            # CancelledError must still stop the run, as it does when it runs alone.
+            if any(task.cancelled() for task in tasks):
+                raise asyncio.CancelledError
+        if self._stop is not None:
+            stop, self._stop = self._stop, None
+            raise stop
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
         self.open_calls = ()
         self.answered = {}
@@ -247,7 +256,16 @@ class AgentRun:
         await self.save()
 
     async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
-        content, is_error = await self._execute(call, registry)
+        if self._stop is not None:
+            return  # the run is stopping: calls not yet started never start
+        try:
+            content, is_error = await self._execute(call, registry)
+        except RunError as exc:
+            # A refusal that stops the run (budget, cancellation): this call did not run,
+            # but calls of the same turn already under way finish and are recorded.
+            if self._stop is None:
+                self._stop = exc
+            return
         message = Message(
             role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error
         )

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Protocol
 
+from agentkit.core.contracts.errors import ToolDefinitionError
 from agentkit.core.runtime.context import RunContext
+from agentkit.tools.declarations.adapt import thaw
 from agentkit.tools.function_tool import FunctionTool
 
 __all__ = ["Runnable", "as_tool", "render_result"]
@@ -21,14 +25,32 @@ class Runnable(Protocol):
 
 def render_result(result: Any) -> str:
     """The default renderer: an agent result's string output; a workflow result's
-    terminal outputs as ``key: value`` lines; otherwise ``str(result)``."""
+    terminal outputs as ``key: value`` lines; otherwise ``str(result)``.
+
+    A structured output is rendered as JSON, and a sub-run that stopped without an
+    answer says so (and why) rather than dumping its whole result.
+    """
     output = getattr(result, "output", None)
     if isinstance(output, str):
         return output
     terminal = getattr(result, "terminal_outputs", None)
     if isinstance(terminal, Mapping):
         return "\n".join(f"{key}: {value}" for key, value in terminal.items())
+    stop_reason = getattr(result, "stop_reason", None)
+    if output is not None:
+        return json.dumps(thaw(output), ensure_ascii=False, default=_plain)
+    if isinstance(stop_reason, str) and stop_reason != "complete":
+        return f"The delegated run stopped without an answer (stop reason: {stop_reason})."
     return str(result)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    return str(value)
 
 
 def as_tool(
@@ -55,6 +77,11 @@ def as_tool(
         return render(await runnable.run(task, ctx.child()))
 
     text = description if description is not None else getattr(runnable, "description", None)
+    if text is None:
+        raise ToolDefinitionError(
+            f"as_tool {name!r}: pass description= saying what the delegate does; the model "
+            f"chooses tools by their descriptions, and {runnable!r} has none of its own"
+        )
     return FunctionTool(
         delegate,
         name=name,

@@ -10,7 +10,8 @@ locks instead of failing. Atomicity across processes comes from SQLite itself:
 - ``get_or_set`` first claims the key in a ``claims`` table (a primary-key insert only
   one process can make), runs the factory, then stores the value and drops the claim in
   one transaction. Other processes poll until the value appears; a claim whose holder
-  died is taken over once its lease expires.
+  died is taken over at once when that process is gone from this machine, else once its
+  lease expires.
 
 Values are pickled. The file is trusted like your own code: never open one from an
 untrusted source.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pickle
+import socket
 import sqlite3
 import threading
 import time
@@ -48,6 +50,28 @@ CREATE TABLE IF NOT EXISTS versioned (key TEXT PRIMARY KEY, value BLOB NOT NULL,
 
 _MISSING = object()
 
+_HOST = socket.gethostname()
+
+
+def _holder_alive(owner: str) -> bool:
+    """False only when ``owner`` (``host|pid|token``) is a process on this machine that
+    no longer exists: a worker killed mid-factory must not block recovery for a whole
+    lease. Anything unreadable, remote or unknowable counts as alive."""
+    host, _, rest = owner.partition("|")
+    pid_text, _, _ = rest.partition("|")
+    if os.name != "posix" or host != _HOST or not pid_text.isdigit():
+        return True
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)  # signal 0: an existence check, nothing is delivered
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
 
 class SQLiteStore:
     """A durable :class:`~agentkit.core.contracts.ports.Store` in one SQLite file.
@@ -69,7 +93,7 @@ class SQLiteStore:
         self.claim_lease = claim_lease
         self.poll_interval = poll_interval
         self._busy_timeout = busy_timeout
-        self._owner = uuid.uuid4().hex
+        self._owner = f"{_HOST}|{os.getpid()}|{uuid.uuid4().hex}"
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-sqlite")
         self._local = threading.local()
         self._inflight: dict[str, asyncio.Future[Any]] = {}
@@ -175,8 +199,10 @@ class SQLiteStore:
             if value is not _MISSING:
                 return False, value
             now = time.time()
-            row = conn.execute("SELECT lease FROM claims WHERE key = ?", (key,)).fetchone()
-            if row is not None and row[0] > now:
+            row = conn.execute(
+                "SELECT owner, lease FROM claims WHERE key = ?", (key,)
+            ).fetchone()
+            if row is not None and row[1] > now and _holder_alive(row[0]):
                 return False, _MISSING
             conn.execute(
                 "INSERT OR REPLACE INTO claims (key, owner, lease) VALUES (?, ?, ?)",
@@ -213,7 +239,7 @@ class SQLiteStore:
     ) -> tuple[Any, bool]:
         """Return ``(value, created)``; across tasks and processes one ``factory()`` runs
         per key at a time, and a factory that raises stores nothing."""
-        expires = self._expiry(ttl)
+        self._expiry(ttl)  # refuse a bad ttl before any work starts
         while True:
             pending = self._inflight.get(key)
             if pending is not None:  # another task in this process is computing it
@@ -235,6 +261,8 @@ class SQLiteStore:
         try:
             value = await factory()
             blob = pickle.dumps(value)
+            # The ttl runs from when the value is stored, not from when the work began.
+            expires = self._expiry(ttl)
             await self._db(partial(self._fulfil, key=key, blob=blob, expires=expires))
         except BaseException as error:
             await asyncio.shield(self._db(partial(self._release, key=key)))
