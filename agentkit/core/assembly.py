@@ -42,7 +42,8 @@ def make_ctx(
     Without ``tool_middleware`` / ``chat_middleware`` the chains are
     :func:`~agentkit.core.policies.default_tool_chain` and
     :func:`~agentkit.core.policies.default_chat_chain`. The default store lives in
-    memory; pass a durable store to make runs survive a restart.
+    memory; pass a durable store to make runs survive a restart. A
+    :class:`~agentkit.core.policies.Budget` with ``max_depth`` also bounds nesting.
     """
     return RunContext(
         llm=llm,
@@ -58,5 +59,5 @@ def make_ctx(
         checkpointer=checkpointer,
         tracer=tracer,
         observer=observer,
-        max_depth=max_depth,
+        max_depth=getattr(budget, "max_depth", None) or max_depth,
     )

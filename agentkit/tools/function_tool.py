@@ -92,6 +92,7 @@ class FunctionTool:
         "_binder",
         "_is_async",
         "_output",
+        "cost_usd",
         "description",
         "fn",
         "idempotent",
@@ -100,6 +101,7 @@ class FunctionTool:
         "requires_approval",
         "schema",
         "side_effecting",
+        "url_arg",
     )
 
     name: str
@@ -109,6 +111,8 @@ class FunctionTool:
     side_effecting: bool
     requires_approval: bool
     idempotent: bool
+    url_arg: str | None
+    cost_usd: float
 
     def __init__(
         self,
@@ -121,6 +125,8 @@ class FunctionTool:
         description: str | None = None,
         output_schema: Any = _INFER,
         advertise: bool = True,
+        url_arg: str | None = None,
+        cost_usd: float = 0.0,
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool wraps a callable, got {fn!r}")
@@ -143,6 +149,17 @@ class FunctionTool:
         )
         self._is_async = _is_async(fn)
         self.fn = fn
+        if url_arg is not None and url_arg not in self._binder.accepted:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: url_arg={url_arg!r} names no parameter; "
+                f"parameters: {list(self._binder.accepted)}"
+            )
+        self.url_arg = url_arg
+        if not isinstance(cost_usd, int | float) or isinstance(cost_usd, bool) or cost_usd < 0:
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: cost_usd= must be a non-negative number, got {cost_usd!r}"
+            )
+        self.cost_usd = float(cost_usd)
 
     @classmethod
     def from_callable(
@@ -156,6 +173,8 @@ class FunctionTool:
         description: str | None = None,
         output_schema: Any = _INFER,
         advertise: bool = True,
+        url_arg: str | None = None,
+        cost_usd: float = 0.0,
     ) -> FunctionTool:
         """Wrap ``fn``. Unlike ``@tool``, ``side_effecting`` defaults to False: pass it
         knowingly, or a mutation will be treated as cacheable."""
@@ -168,6 +187,8 @@ class FunctionTool:
             description=description,
             output_schema=output_schema,
             advertise=advertise,
+            url_arg=url_arg,
+            cost_usd=cost_usd,
         )
 
     @property
@@ -233,6 +254,8 @@ def tool(
     description: str | None = None,
     output_schema: Any = _INFER,
     advertise: bool = True,
+    url_arg: str | None = None,
+    cost_usd: float = 0.0,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -247,6 +270,8 @@ def tool(
     description: str | None = None,
     output_schema: Any = _INFER,
     advertise: bool = True,
+    url_arg: str | None = None,
+    cost_usd: float = 0.0,
 ) -> Any:
     """Declare a function as a tool.
 
@@ -255,7 +280,9 @@ def tool(
     pauses every call for a human. The whole docstring (down to a ``---`` line) is the
     description unless ``description=`` is given. ``output_schema=`` overrides the
     validated return type, or ``None`` opts out. ``advertise=False`` keeps the tool
-    callable but hidden from the model (its schema is None).
+    callable but hidden from the model (its schema is None). ``url_arg=`` names the
+    argument holding a URL the tool will fetch, so ``egress()`` can vet it first;
+    ``cost_usd=`` what one call costs, so ``meter()`` can hold it to a budget.
     """
     if side_effecting is _MISSING:
         raise ToolDefinitionError(_SIDE_EFFECTING_REQUIRED)
@@ -270,6 +297,8 @@ def tool(
             description=description,
             output_schema=output_schema,
             advertise=advertise,
+            url_arg=url_arg,
+            cost_usd=cost_usd,
         )
 
     if fn is not None:

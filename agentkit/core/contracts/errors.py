@@ -7,16 +7,20 @@
     ├── ModelCallError                     model: becomes a repair turn, the model fixes it
     │   ├── ToolArgumentError (ValueError)   bad arguments, before the body runs
     │   ├── ToolNotFoundError (LookupError)  a tool name that is not registered
-    │   └── OutputCoercionError (ValueError) an answer that misses Agent(output=...)
+    │   ├── OutputCoercionError (ValueError) an answer that misses Agent(output=...)
+    │   └── EgressRefused (ValueError)       a URL argument aimed somewhere forbidden
     ├── ToolShapeError (ValueError)        tool: a bad value after the body ran
     ├── RunError                           run: the run cannot go on as asked
     │   ├── RunCancelled
     │   ├── DepthLimitExceeded
+    │   ├── BudgetExceeded
     │   └── RunNotResumable
+    ├── ProviderError                      a model provider failed (transient or not)
     └── VersionConflict                    state: another writer got there first
 
 Every class renders its message from typed fields in ``__init__``, so callers match on
-fields (``exc.unexpected``) rather than on text.
+fields (``exc.unexpected``) rather than on text. Whether a failure is worth retrying is
+decided by type, in one place: :func:`is_transient`.
 """
 
 from __future__ import annotations
@@ -137,6 +141,81 @@ class DepthLimitExceeded(RunError):
             f"nested run refused: depth {depth} would exceed the maximum of {max_depth}. "
             "Raise max_depth on the context if the nesting is deliberate."
         )
+
+
+class EgressRefused(ModelCallError, ValueError):
+    """A tool's URL argument points where the egress policy forbids; the tool did not run."""
+
+    def __init__(self, tool: str, argument: str, url: str, reason: str) -> None:
+        self.tool = tool
+        self.argument = argument
+        self.url = url
+        self.reason = reason
+        super().__init__(
+            f"tool {tool!r} call refused: argument {argument!r} = {url!r} is not allowed: "
+            f"{reason}"
+        )
+
+
+class BudgetExceeded(RunError):
+    """A call would cross one of the run's budget ceilings; it was refused and the run stops."""
+
+    stop_reason = "budget_exceeded"
+
+    def __init__(self, limit: str, ceiling: float, would_be: float, what: str) -> None:
+        self.limit = limit
+        self.ceiling = ceiling
+        self.would_be = would_be
+        self.what = what
+        super().__init__(
+            f"budget exceeded: {what} refused: {limit} would reach {would_be:g} over the "
+            f"ceiling of {ceiling:g}"
+        )
+
+
+class ProviderError(AgentkitError):
+    """A model provider's failure, with the provider's own message kept.
+
+    ``transient`` is True for rate limits, overload, timeouts, connection failures and
+    5xx answers: worth retrying. Authentication, permission, bad-request and
+    context-length errors are permanent.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        transient: bool,
+        status: int | None = None,
+        kind: str = "error",
+    ) -> None:
+        self.provider = provider
+        self.transient = transient
+        self.status = status
+        self.kind = kind
+        super().__init__(message)
+
+
+def is_transient(error: BaseException) -> bool:
+    """True when ``error`` (or what caused it) is worth retrying.
+
+    Timeouts, dropped connections and transient provider errors are; every error
+    agentkit settles on purpose (definition, argument, shape, budget, egress,
+    permanent provider errors) is not.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ProviderError):
+            return current.transient
+        if isinstance(current, AgentkitError):
+            return False
+        if isinstance(current, TimeoutError | ConnectionError):
+            return True
+        current = current.__cause__
+    return False
 
 
 class RunNotResumable(RunError):

@@ -1,7 +1,35 @@
 """Policies: the middlewares a tool or model call passes through."""
 
+from agentkit.core.contracts.errors import BudgetExceeded, EgressRefused, is_transient
+from agentkit.core.policies.audit import AuditRecord, audit
+from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.chains import default_chat_chain, default_tool_chain
+from agentkit.core.policies.egress import check_url, egress
 from agentkit.core.policies.idempotent import idempotent
 from agentkit.core.policies.memoize import memoize
+from agentkit.core.policies.meter import meter
+from agentkit.core.policies.prices import DEFAULT_PRICES, ModelPrice, PriceTable
+from agentkit.core.policies.retry import exponential_backoff, retry
+from agentkit.core.policies.tracing import tracing
 
-__all__ = ["default_chat_chain", "default_tool_chain", "idempotent", "memoize"]
+__all__ = [
+    "DEFAULT_PRICES",
+    "AuditRecord",
+    "Budget",
+    "BudgetExceeded",
+    "EgressRefused",
+    "ModelPrice",
+    "PriceTable",
+    "audit",
+    "check_url",
+    "default_chat_chain",
+    "default_tool_chain",
+    "egress",
+    "exponential_backoff",
+    "idempotent",
+    "is_transient",
+    "memoize",
+    "meter",
+    "retry",
+    "tracing",
+]

@@ -25,3 +25,14 @@ def hash_arguments(arguments: Mapping[str, Any]) -> str:
         arguments, sort_keys=True, separators=(",", ":"), default=_json_default, ensure_ascii=False
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hash_value(value: Any) -> str:
+    """A SHA-256 hex digest of any value: its canonical JSON when it has one, else repr."""
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), default=_json_default, ensure_ascii=False
+        )
+    except (TypeError, ValueError):
+        text = repr(value)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -23,7 +23,8 @@ def idempotent(store: Store | None = None, *, ttl: float | None = None) -> ToolM
     duplicates share one execution; a call that raises stores nothing, so a retry runs
     it again. ``store`` defaults to the context's store.
 
-    Sets ``request.meta["idempotency"]`` to ``"executed"`` or ``"replayed"``.
+    Sets ``request.meta["idempotency"]`` to ``"executed"`` or ``"replayed"``, and
+    ``request.meta["idempotency_key"]`` before running the call.
     """
     return _Idempotent(store, ttl)
 
@@ -43,6 +44,7 @@ class _Idempotent:
             f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:"
             f"{hash_arguments(request.arguments)}"
         )
+        request.meta["idempotency_key"] = key  # lets an outer retry() know a repeat is safe
         value, created = await store.get_or_set(
             key, lambda: call_next(request, ctx), ttl=self._ttl
         )

@@ -1,0 +1,186 @@
+"""egress(): keep tools that fetch URLs away from internal addresses.
+
+A tool declares which argument holds a URL (``@tool(..., url_arg="url")``). Before it
+runs, that URL must be http(s), name a host, and the host must not be loopback,
+private, link-local, reserved, multicast or otherwise non-global in any spelling an
+HTTP client would accept: dotted, decimal (``2130706433``), hex (``0x7f.1``), octal
+(``0177.0.0.1``), short (``127.1``), IPv6, IPv4-mapped or -embedded IPv6, or a
+``localhost`` name. With an allowlist, the host must also be on it.
+
+The check reads the URL text; it does not resolve names (so it cannot see a public
+name that a DNS server points at a private address). Pass ``resolve=True`` to also
+resolve the host and refuse when any address it resolves to is internal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from agentkit.core.contracts.errors import EgressRefused
+from agentkit.core.contracts.types import ToolRequest
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["check_url", "egress"]
+
+_HOSTNAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*$")
+_LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _as_ipv4(host: str) -> ipaddress.IPv4Address | None:
+    """The address an HTTP client would reach for a numeric IPv4 spelling, if it is one."""
+    if not re.fullmatch(r"[0-9a-fx.]+", host):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host))  # decimal, hex, octal, short
+    except OSError:
+        return None
+
+
+def _internal(address: IPAddress) -> str | None:
+    """Why ``address`` is internal, or None when it is a public unicast address."""
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is None and address.teredo is not None:
+            embedded = address.teredo[1]
+        if embedded is not None:
+            why = _internal(embedded)
+            if why is not None:
+                return f"{why} (embedded in {address})"
+    for label, flagged in (
+        ("loopback", address.is_loopback),
+        ("private", address.is_private),
+        ("link-local", address.is_link_local),
+        ("multicast", address.is_multicast),
+        ("unspecified", address.is_unspecified),
+        ("reserved", address.is_reserved),
+    ):
+        if flagged:
+            return f"{address} is a {label} address"
+    if not address.is_global:
+        return f"{address} is not a public address"
+    return None
+
+
+def _allowed(host: str, allow: tuple[str, ...]) -> bool:
+    for entry in allow:
+        if entry.startswith("*."):
+            if host.endswith(entry[1:]) and host != entry[2:]:
+                return True
+        elif host == entry:
+            return True
+    return False
+
+
+def check_url(url: Any, allow_hosts: Iterable[str] | None = None) -> str | None:
+    """Why ``url`` may not be fetched, or None when it may. Reads the text only."""
+    if not isinstance(url, str):
+        return f"expected a URL string, got {type(url).__name__}"
+    if any(c in url for c in "\\\x00\t\r\n ") or any(ord(c) < 32 for c in url):
+        return "the URL contains whitespace, control characters or backslashes"
+    try:
+        parts = urlsplit(url)
+        raw_host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError as exc:
+        return f"the URL does not parse: {exc}"
+    if parts.scheme not in ("http", "https"):
+        return f"scheme {parts.scheme!r} is not allowed; only http and https are"
+    if not raw_host:
+        return "the URL names no host"
+    host = raw_host.rstrip(".").lower()
+    if "%" in host:
+        host = host.split("%", 1)[0]  # an IPv6 zone id
+    address: IPAddress | None
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = _as_ipv4(host)
+    if address is not None:
+        why = _internal(address)
+        if why is not None:
+            return why
+    else:
+        if not host.isascii():
+            try:
+                host = host.encode("idna").decode("ascii")
+            except UnicodeError:
+                return f"host {raw_host!r} is not a valid name"
+        if not _HOSTNAME.match(host):
+            return f"host {raw_host!r} is not a valid name"
+        if host in _LOCAL_NAMES or host.endswith(".localhost") or host.endswith(".local"):
+            return f"{host} names this machine or the local network"
+        if re.fullmatch(r"[0-9.]+", host):
+            return f"host {raw_host!r} is not a valid address"
+    if allow_hosts is not None:
+        allow = tuple(h.lower().rstrip(".") for h in allow_hosts)
+        if not _allowed(host, allow):
+            return f"host {host!r} is not on the allowlist {list(allow)}"
+    return None
+
+
+async def _resolved_problem(url: str) -> str | None:
+    host = (urlsplit(url).hostname or "").rstrip(".")
+    try:
+        infos = await asyncio.to_thread(socket.getaddrinfo, host, None)
+    except OSError as exc:
+        return f"host {host!r} does not resolve: {exc}"
+    for info in infos:
+        raw = str(info[4][0]).split("%", 1)[0]
+        why = _internal(ipaddress.ip_address(raw))
+        if why is not None:
+            return f"{host} resolves to {why}"
+    return None
+
+
+def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -> _Egress:
+    """Refuse, before the tool runs, a URL argument that points anywhere internal, or
+    (with ``allow_hosts``; ``*.example.com`` matches subdomains) anywhere not listed.
+
+    Applies to tools that declare ``url_arg``. The refusal is an
+    :class:`~agentkit.core.contracts.errors.EgressRefused`, which the agent loop hands
+    back to the model as a tool error; it is never retried.
+    """
+    allow = None if allow_hosts is None else tuple(allow_hosts)
+    return _Egress(allow, resolve)
+
+
+class _Egress:
+    __slots__ = ("_allow", "_resolve")
+
+    def __init__(self, allow: tuple[str, ...] | None, resolve: bool) -> None:
+        self._allow = allow
+        self._resolve = resolve
+
+    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+        if not isinstance(request, ToolRequest):
+            return await call_next(request, ctx)
+        url_arg = getattr(request.tool, "url_arg", None)
+        if url_arg:
+            names = (url_arg,) if isinstance(url_arg, str) else tuple(url_arg)
+            for name in names:
+                if name not in request.arguments:
+                    continue  # the tool's own argument check reports a missing one
+                url = request.arguments[name]
+                why = check_url(url, self._allow)
+                if why is None and self._resolve:
+                    why = await _resolved_problem(url)
+                if why is not None:
+                    request.meta["egress"] = "refused"
+                    raise EgressRefused(request.name, name, str(url), why)
+        return await call_next(request, ctx)
+
+    def __repr__(self) -> str:
+        return f"egress(allow_hosts={self._allow!r}, resolve={self._resolve})"

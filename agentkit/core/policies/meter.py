@@ -1,0 +1,91 @@
+"""meter(): admit each call against the run's Budget before it runs, charge it after."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage
+from agentkit.core.policies.budget import Budget
+from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["meter"]
+
+_DEFAULT_OUTPUT_RESERVE = 4096
+"""Output tokens reserved for a model call that sets no ``max_tokens``."""
+
+
+def meter(
+    prices: PriceTable = DEFAULT_PRICES, *, output_reserve: int = _DEFAULT_OUTPUT_RESERVE
+) -> _Meter:
+    """Enforce ``ctx.budget`` (a :class:`Budget`) on every call through the chain.
+
+    Before a call: the call that would cross a ceiling (calls, depth, concurrency, or
+    money including every in-flight call's worst case) is refused with
+    :class:`~agentkit.core.contracts.errors.BudgetExceeded`, which stops the run. A
+    model call reserves its worst case: its prompt (about four characters a token)
+    plus ``max_tokens`` (or ``output_reserve``) of output at ``prices``. After the call
+    the reservation is released and the real cost charged: the provider's
+    ``usage.cost_usd`` when it reports one, else ``prices``. A tool's cost is its
+    ``cost_usd`` attribute, when it declares one; a call replayed by ``idempotent()`` or
+    ``memoize()`` costs nothing.
+    """
+    return _Meter(prices, output_reserve)
+
+
+class _Meter:
+    __slots__ = ("_prices", "_reserve")
+
+    def __init__(self, prices: PriceTable, reserve: int) -> None:
+        self._prices = prices
+        self._reserve = reserve
+
+    def _estimate(self, request: ChatRequest) -> float:
+        price = self._prices.price(request.model)
+        if price is None:
+            return 0.0
+        chars = len(request.system) + sum(len(m.content) for m in request.messages)
+        chars += sum(len(str(t.parameters)) + len(t.description) for t in request.tools)
+        worst = Usage(
+            input_tokens=chars // 4 + 1,
+            output_tokens=request.max_tokens or self._reserve,
+        )
+        return price.cost(worst)
+
+    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+        budget = ctx.budget
+        if not isinstance(budget, Budget):
+            return await call_next(request, ctx)
+        if isinstance(request, ChatRequest):
+            estimate = self._estimate(request)
+            held = budget.admit(
+                f"model call to {request.model!r}", estimate_usd=estimate, depth=ctx.depth
+            )
+            cost = 0.0
+            try:
+                result: LLMResult = await call_next(request, ctx)
+                usage = result.usage
+                cost = usage.cost_usd or self._prices.cost(request.model, usage)
+                return result
+            finally:
+                budget.release(held, cost_usd=cost)
+        if isinstance(request, ToolRequest):
+            tool_cost = float(getattr(request.tool, "cost_usd", 0.0) or 0.0)
+            held = budget.admit(
+                f"tool call {request.name!r}", estimate_usd=tool_cost, depth=ctx.depth
+            )
+            charged = 0.0
+            try:
+                value = await call_next(request, ctx)
+                replayed = (request.meta.get("idempotency") == "replayed"
+                            or request.meta.get("memoize") == "hit")
+                charged = 0.0 if replayed else tool_cost
+                return value
+            finally:
+                budget.release(held, cost_usd=charged)
+        return await call_next(request, ctx)
+
+    def __repr__(self) -> str:
+        return "meter()"

@@ -1,0 +1,105 @@
+"""retry(): try again after transient failures, and never act twice by accident.
+
+Only failures :func:`~agentkit.core.contracts.errors.is_transient` accepts are retried
+(timeouts, dropped connections, rate limits, overload, 5xx). A side-effecting tool
+that does not declare ``idempotent=True`` is retried only when an ``idempotent()``
+layer sits *inside* this one: then a retry of a call that did act replays the recorded
+result instead of acting again. Without that layer it is not retried at all, because
+a timeout may have hidden an effect that already happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from agentkit.core.contracts.errors import is_transient
+from agentkit.core.contracts.types import ToolRequest
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["exponential_backoff", "retry"]
+
+_log = logging.getLogger("agentkit.retry")
+
+Backoff = Callable[[int], float]
+"""Seconds to wait before retry number ``n`` (1 for the first retry)."""
+
+
+def exponential_backoff(
+    initial: float = 0.25, factor: float = 2.0, maximum: float = 20.0, *, jitter: bool = True
+) -> Backoff:
+    """``initial * factor**(n-1)`` capped at ``maximum``; with ``jitter`` a uniformly random
+    fraction of that ("full jitter"), so many clients do not retry in lockstep."""
+
+    def delay(attempt: int) -> float:
+        ceiling = min(maximum, initial * factor ** (attempt - 1))
+        return random.uniform(0, ceiling) if jitter else ceiling
+
+    return delay
+
+
+def retry(
+    max_attempts: int = 3,
+    backoff: Backoff | None = None,
+    *,
+    sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+) -> _Retry:
+    """Retry transient failures up to ``max_attempts`` tries in all (tool or chat chain).
+
+    ``backoff`` defaults to :func:`exponential_backoff`. Permanent errors
+    (definition, argument, shape, budget, egress, permanent provider errors) are
+    raised at once.
+    """
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+    return _Retry(max_attempts, backoff or exponential_backoff(), sleep)
+
+
+class _Retry:
+    __slots__ = ("_backoff", "_max", "_sleep")
+
+    def __init__(
+        self, max_attempts: int, backoff: Backoff, sleep: Callable[[float], Awaitable[Any]]
+    ) -> None:
+        self._max = max_attempts
+        self._backoff = backoff
+        self._sleep = sleep
+
+    @staticmethod
+    def _safe_to_repeat(request: Any) -> bool:
+        if not isinstance(request, ToolRequest) or not request.is_side_effecting:
+            return True
+        if getattr(request.tool, "idempotent", False):
+            return True
+        # Set by an idempotent() layer inside this one, before it ran the call.
+        return "idempotency_key" in request.meta
+
+    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+        attempt = 1
+        while True:
+            try:
+                return await call_next(request, ctx)
+            except Exception as error:
+                if attempt >= self._max or not is_transient(error):
+                    raise
+                if not self._safe_to_repeat(request):
+                    _log.info(
+                        "not retrying %s: side-effecting, not idempotent, and no idempotent() "
+                        "layer inside retry()", getattr(request, "name", request)
+                    )
+                    raise
+                delay = self._backoff(attempt)
+                _log.info("transient failure (%s); retry %d in %.2fs",
+                          type(error).__name__, attempt, delay)
+                if isinstance(request, ToolRequest):
+                    request.meta["retries"] = attempt
+                attempt += 1
+                await self._sleep(delay)
+
+    def __repr__(self) -> str:
+        return f"retry(max_attempts={self._max})"

@@ -1,0 +1,47 @@
+"""Every Python example in docs/ runs, and prints what the page says it prints.
+
+A ```python block runs on its own in a fresh interpreter; when an ```output block
+follows it, its stdout must match that block exactly (trailing spaces aside).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+_BLOCK = re.compile(r"```python\n(?P<code>.*?)```\s*(?:```output\n(?P<out>.*?)```)?", re.DOTALL)
+
+
+def _examples() -> list[tuple[str, str, str | None]]:
+    found = []
+    for page in sorted(DOCS.glob("*.md")):
+        for index, match in enumerate(_BLOCK.finditer(page.read_text(encoding="utf-8"))):
+            found.append((f"{page.name}#{index + 1}", match["code"], match["out"]))
+    return found
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.strip().splitlines()]
+
+
+EXAMPLES = _examples()
+
+
+@pytest.mark.parametrize(("name", "code", "expected"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_doc_example_runs(name: str, code: str, expected: str | None, tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, check=False,
+    )
+    assert result.returncode == 0, f"{name} failed:\n{result.stderr}"
+    if expected is not None:
+        assert _lines(result.stdout) == _lines(expected), name
+
+
+def test_docs_have_examples() -> None:
+    assert len(EXAMPLES) >= 1
