@@ -27,6 +27,7 @@ from agentkit.core.contracts.errors import (
     DepthLimitExceeded,
     OutputCoercionError,
     RunError,
+    ToolArgumentError,
     ToolNotFoundError,
 )
 from agentkit.core.contracts.frozen import FrozenDict
@@ -83,6 +84,7 @@ class AgentRun:
         self.pending: dict[str, PendingKind] = dict(state.pending)
         self.decisions: Mapping[str, Any] = state.decisions
         self.repairs = state.repairs
+        self.extra_system = ""
         self.output: Any = None
         self.error: BaseException | None = None
         self._save_lock: asyncio.Lock | None = None
@@ -124,7 +126,7 @@ class AgentRun:
         spec = self.agent.output_spec
         return ChatRequest(
             model=self.agent.model,
-            system=self.agent.prompt,
+            system=self.agent.prompt + self.extra_system,
             messages=tuple(self.messages),
             tools=tools,
             output_schema=None if spec is None else spec.adapter.schema,
@@ -297,6 +299,17 @@ class AgentRun:
             if isinstance(decision, Mapping):
                 arguments = decision
                 note = f"(A human edited the arguments before approving: {dict(decision)!r})\n"
+        if call.arguments_error is not None:
+            accepted: tuple[str, ...] = ()
+            if call.name in registry:
+                accepted = tuple(getattr(registry.get(call.name), "accepted_arguments", ()))
+            refused = ToolArgumentError(
+                call.name,
+                invalid=[("arguments", call.arguments_error)],
+                accepted=accepted,
+                call_id=call.id,
+            )
+            return describe_failure(call.name, refused), True
         try:
             tool: Tool = registry.get(call.name)
             request = ToolRequest(

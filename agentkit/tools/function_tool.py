@@ -15,6 +15,7 @@ from agentkit.core.runtime.spans import add_span_event
 from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, describe_value, is_structured
 from agentkit.tools.declarations.binding import ArgumentBinder, analyse_signature
 from agentkit.tools.declarations.schema import describe_tool
+from agentkit.tools.definition_problems import BrokenTool, collecting, refuse
 
 __all__ = ["FunctionTool", "tool"]
 
@@ -285,9 +286,20 @@ def tool(
     ``cost_usd=`` what one call costs, so ``meter()`` can hold it to a budget.
     """
     if side_effecting is _MISSING:
-        raise ToolDefinitionError(_SIDE_EFFECTING_REQUIRED)
+        missing = ToolDefinitionError(_SIDE_EFFECTING_REQUIRED)
+        if fn is not None:
+            return refuse(missing, fn)
+        if not collecting():
+            raise missing
+        return lambda func: refuse(missing, func)
 
-    def decorate(func: Callable[..., Any]) -> FunctionTool:
+    def decorate(func: Callable[..., Any]) -> FunctionTool | BrokenTool:
+        try:
+            return _define(func)
+        except ToolDefinitionError as error:
+            return refuse(error, func)
+
+    def _define(func: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
             func,
             side_effecting=side_effecting,

@@ -18,4 +18,4 @@ def test_readme_quickstart_runs() -> None:
         [sys.executable, "-c", blocks[0]], capture_output=True, text=True, timeout=60, check=False
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "545000"
+    assert result.stdout.strip() == "Lisbon has about 545,000 residents."

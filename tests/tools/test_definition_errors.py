@@ -237,3 +237,27 @@ def test_non_string_name_is_refused() -> None:
         tool(side_effecting=False, name=42)(send_email)  # type: ignore[arg-type]
 
     assert str(caught.value) == name_message(42)
+
+
+def test_an_annotation_that_does_not_resolve_is_refused() -> None:
+    namespace: dict[str, object] = {}
+    exec(
+        "from __future__ import annotations\n"
+        "from agentkit.tools import tool\n"
+        "def make():\n"
+        "    class Filter:\n"
+        "        pass\n"
+        "    @tool(side_effecting=False)\n"
+        "    def search(f: Filter) -> str:\n"
+        '        """Search the catalogue with a structured filter object."""\n'
+        "        return 'ok'\n"
+        "    return search\n",
+        namespace,
+    )
+    with pytest.raises(ToolDefinitionError) as info:
+        namespace["make"]()  # type: ignore[operator]
+    assert str(info.value) == (
+        "tool 'search': the annotation 'Filter' of parameter 'f' does not resolve to a type "
+        "(is it defined inside a function, or imported only under TYPE_CHECKING?); define or "
+        "import it at module level"
+    )

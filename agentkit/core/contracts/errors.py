@@ -14,6 +14,7 @@
     │   ├── RunCancelled
     │   ├── DepthLimitExceeded
     │   ├── BudgetExceeded
+    │   ├── UnpricedModel
     │   └── RunNotResumable
     ├── ProviderError                      a model provider failed (transient or not)
     └── VersionConflict                    state: another writer got there first
@@ -170,6 +171,21 @@ class BudgetExceeded(RunError):
         super().__init__(
             f"budget exceeded: {what} refused: {limit} would reach {would_be:g} over the "
             f"ceiling of {ceiling:g}"
+        )
+
+
+class UnpricedModel(RunError):
+    """A run with a money ceiling asked a model whose price is unknown: refused, since
+    its cost could not be held to the ceiling."""
+
+    stop_reason = "budget_exceeded"
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        super().__init__(
+            f"model call to {model!r} refused: the run has a cost ceiling but no price is "
+            "known for this model; add one with meter(prices=DEFAULT_PRICES.with_prices("
+            f"{{{model!r}: ModelPrice(input=..., output=...)}}))"
         )
 
 

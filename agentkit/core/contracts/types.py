@@ -130,6 +130,9 @@ class ToolCall:
     """The advertised tool name."""
     arguments: Mapping[str, Any] = field(default_factory=FrozenDict)
     """The JSON object the model sent, deeply frozen."""
+    arguments_error: str | None = field(default=None, kw_only=True)
+    """Set when the model's arguments were not a JSON object (``arguments`` is then
+    empty): the call is refused with this reason and the model gets a repair turn."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolCall"))
@@ -145,6 +148,10 @@ class ToolSchema:
     """The model-facing description."""
     parameters: Mapping[str, Any]
     """A JSON Schema object for the arguments. Treat it as read-only."""
+    native: Mapping[str, Mapping[str, Any]] = field(default_factory=FrozenDict, kw_only=True)
+    """Provider name to the provider's own declaration of this tool, used instead of the
+    JSON Schema when talking to that provider (e.g. Anthropic's built-in memory tool:
+    ``{"anthropic": {"type": "memory_20250818", "name": "memory"}}``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,11 @@
 """Policies: the middlewares a tool or model call passes through."""
 
-from agentkit.core.contracts.errors import BudgetExceeded, EgressRefused, is_transient
+from agentkit.core.contracts.errors import (
+    BudgetExceeded,
+    EgressRefused,
+    UnpricedModel,
+    is_transient,
+)
 from agentkit.core.policies.audit import AuditRecord, audit
 from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.chains import default_chat_chain, default_tool_chain
@@ -20,6 +25,7 @@ __all__ = [
     "EgressRefused",
     "ModelPrice",
     "PriceTable",
+    "UnpricedModel",
     "audit",
     "check_url",
     "default_chat_chain",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.errors import UnpricedModel
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage
 from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
@@ -30,7 +31,8 @@ def meter(
     the reservation is released and the real cost charged: the provider's
     ``usage.cost_usd`` when it reports one, else ``prices``. A tool's cost is its
     ``cost_usd`` attribute, when it declares one; a call replayed by ``idempotent()`` or
-    ``memoize()`` costs nothing.
+    ``memoize()`` costs nothing. With a money ceiling, a model the price table does
+    not know is refused (:class:`UnpricedModel`) rather than run at an unknown cost.
     """
     return _Meter(prices, output_reserve)
 
@@ -59,6 +61,8 @@ class _Meter:
         if not isinstance(budget, Budget):
             return await call_next(request, ctx)
         if isinstance(request, ChatRequest):
+            if budget.max_cost_usd is not None and self._prices.price(request.model) is None:
+                raise UnpricedModel(request.model)
             estimate = self._estimate(request)
             held = budget.admit(
                 f"model call to {request.model!r}", estimate_usd=estimate, depth=ctx.depth

@@ -2,8 +2,9 @@
 
 Prices are US dollars per million tokens, matched by the longest model-id prefix.
 They are list prices as published by each provider when this table was written;
-providers change them, so pass your own ``PriceTable`` to ``meter()`` when money
-matters, and check it against your provider's price page.
+providers change them and release new models, so pass your own ``PriceTable`` to
+``meter()`` when money matters, and check it against your provider's price page. A
+model missing from the table is refused under a money ceiling (``UnpricedModel``).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class PriceTable:
 
 DEFAULT_PRICES = PriceTable(
     {
+        "fake": ModelPrice(0.0, 0.0),  # FakeLLM, for tests and the scripted demo
         "claude-opus-4": _anthropic(15.0, 75.0),
         "claude-opus-4-5": _anthropic(5.0, 25.0),
         "claude-sonnet-4": _anthropic(3.0, 15.0),

@@ -157,6 +157,13 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
         ):
             context_name = param.name
             continue
+        if isinstance(annotation, str):
+            # Advertising it as a string would tell the model the wrong type.
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: the annotation {annotation!r} of parameter "
+                f"{param.name!r} does not resolve to a type (is it defined inside a function, "
+                "or imported only under TYPE_CHECKING?); define or import it at module level"
+            )
         adapter: Adapter = adapt(Any if annotation is _EMPTY else annotation)
         coercers[param.name] = adapter.coerce
         properties[param.name] = fresh_schema(adapter)

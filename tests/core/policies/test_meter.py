@@ -142,3 +142,19 @@ async def test_an_agent_run_over_budget_stops_with_budget_exceeded() -> None:
     assert isinstance(result.evals["error"], BudgetExceeded)
     assert ran == [1]
     assert len(llm.requests) == 1
+
+
+async def test_a_model_without_a_price_is_refused_under_a_money_ceiling() -> None:
+    from agentkit.core.policies import UnpricedModel
+
+    llm = FakeLLM("hi")
+    ctx = make_test_ctx(llm=llm, chat_middleware=[meter()], budget=Budget(max_cost_usd=1.0))
+    with pytest.raises(UnpricedModel) as info:
+        await ctx.invoker.chat(ChatRequest(model="mystery-model", messages=()), ctx)
+    assert str(info.value).startswith(
+        "model call to 'mystery-model' refused: the run has a cost ceiling but no price is known"
+    )
+    assert llm.requests == []
+    unbounded = make_test_ctx(llm=llm, chat_middleware=[meter()], budget=Budget(max_calls=5))
+    assert (await unbounded.invoker.chat(ChatRequest(model="mystery-model", messages=()),
+                                         unbounded)).content == "hi"

@@ -1,0 +1,89 @@
+"""The ``agentkit`` command: the demo, tool inspection, and the MCP server.
+
+User mistakes (a module that does not import, a bad model spec) are one clear line on
+stderr and exit status 2; nothing here prints a traceback for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import agentkit
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    """A mistake on the command line or in what it points at; printed as one line."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentkit",
+        description="agentkit: agents whose tools say exactly what they do.",
+    )
+    parser.add_argument("--version", action="version", version=f"agentkit {agentkit.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    demo = commands.add_parser(
+        "demo", help="run the demo agent (scripted and offline unless --model is given)"
+    )
+    demo.add_argument(
+        "--model",
+        help="a model spec such as anthropic:claude-sonnet-4-5 or openai:gpt-4o-mini "
+        "(default: $AGENTKIT_MODEL, else the offline scripted model)",
+    )
+
+    tools = commands.add_parser("tools", help="look at tools as the model sees them")
+    tools_commands = tools.add_subparsers(dest="tools_command", metavar="SUBCOMMAND")
+    inspect = tools_commands.add_parser(
+        "inspect", help="print each tool's name, description and JSON Schema"
+    )
+    inspect.add_argument("target", metavar="MODULE[:ATTR]", help="a module, file or attribute")
+    inspect.add_argument("--json", action="store_true", help="machine-readable output")
+
+    mcp = commands.add_parser("mcp", help="serve tools over the Model Context Protocol")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND")
+    serve = mcp_commands.add_parser("serve", help="serve tools over stdio or streamable HTTP")
+    serve.add_argument("target", metavar="MODULE[:ATTR]", help="where the tools are")
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP here")
+    serve.add_argument("--name", help="the server name MCP clients see")
+    return parser
+
+
+def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    if args.command == "demo":
+        from agentkit.demo import run_demo
+
+        return run_demo(args.model)
+    if args.command == "tools" and args.tools_command == "inspect":
+        from agentkit.inspection import inspect_command
+
+        return inspect_command(args.target, as_json=args.json)
+    if args.command == "mcp" and args.mcp_command == "serve":
+        from agentkit.integrations.mcp.command import serve_command
+
+        return serve_command(args.target, http=args.http, name=args.name)
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args, parser)
+    except (UsageError, ImportError) as exc:
+        # ImportError here is an optional extra that is not installed; its message
+        # names the pip command that installs it.
+        print(f"agentkit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,12 @@
+"""Real models: Anthropic's Messages API and OpenAI-compatible Chat Completions.
+
+Each provider needs its SDK (``pip install "agentkit-framework[anthropic]"`` or
+``[openai]``), imported only when a provider is built.
+"""
+
+from agentkit.providers.anthropic import AnthropicLLM
+from agentkit.providers.factory import llm_for
+from agentkit.providers.openai import OpenAILLM
+from agentkit.providers.spec import ModelSpec, parse_model_spec
+
+__all__ = ["AnthropicLLM", "ModelSpec", "OpenAILLM", "llm_for", "parse_model_spec"]

@@ -1,0 +1,26 @@
+"""llm_for: the provider a model spec names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentkit.core.contracts.ports import LLM
+from agentkit.providers.anthropic import AnthropicLLM
+from agentkit.providers.openai import OpenAILLM
+from agentkit.providers.spec import parse_model_spec
+
+__all__ = ["llm_for"]
+
+
+def llm_for(spec: str, **options: Any) -> LLM:
+    """The provider a spec names, built with ``options`` (``api_key=``, ``timeout=``, ...).
+
+    The model itself is chosen per agent (``Agent(model=parse_model_spec(spec).model)``);
+    a spec's ``@base_url`` becomes the provider's ``base_url``.
+    """
+    parsed = parse_model_spec(spec)
+    if parsed.base_url is not None:
+        options.setdefault("base_url", parsed.base_url)
+    if parsed.provider == "anthropic":
+        return AnthropicLLM(**options)
+    return OpenAILLM(**options)

@@ -1,0 +1,52 @@
+"""Model specs: ``provider:model[@base_url]`` strings for configuration and the command line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ModelSpec", "model_id", "parse_model_spec"]
+
+Provider = Literal["anthropic", "openai"]
+_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSpec:
+    """A parsed model spec."""
+
+    provider: Provider
+    """``anthropic`` or ``openai`` (which also serves every OpenAI-compatible server)."""
+    model: str
+    """The model id to pass as ``Agent(model=...)``."""
+    base_url: str | None = None
+    """A server address, for OpenAI-compatible servers (Ollama, vLLM, llama.cpp, LiteLLM)."""
+
+
+def parse_model_spec(spec: str) -> ModelSpec:
+    """Parse ``anthropic:claude-sonnet-4-5``, ``openai:gpt-4o-mini`` or
+    ``openai:llama3.1@http://localhost:11434/v1``; a bad spec is a ``ValueError`` that
+    says what is accepted."""
+    provider, sep, rest = spec.partition(":")
+    if not sep or provider not in _PROVIDERS or not rest:
+        raise ValueError(
+            f"model spec {spec!r} is not PROVIDER:MODEL[@BASE_URL]; providers: "
+            f"{list(_PROVIDERS)}; e.g. anthropic:claude-sonnet-4-5, openai:gpt-4o-mini, "
+            "openai:llama3.1@http://localhost:11434/v1"
+        )
+    model, at, base_url = rest.partition("@")
+    if not model or (at and not base_url.startswith(("http://", "https://"))):
+        raise ValueError(
+            f"model spec {spec!r}: expected MODEL or MODEL@http(s)://HOST/PATH after "
+            f"'{provider}:'"
+        )
+    return ModelSpec(provider, model, base_url or None)
+
+
+def model_id(model: str) -> str:
+    """The bare model id from ``Agent(model=...)``: a ``provider:`` prefix and an
+    ``@base_url`` suffix, if present, are dropped."""
+    provider, sep, rest = model.partition(":")
+    if sep and provider in _PROVIDERS:
+        model = rest
+    return model.partition("@")[0]

@@ -1,0 +1,153 @@
+"""The agentkit command: help, version, tools inspect, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import agentkit
+
+HERE = Path(__file__).resolve().parent
+
+
+def agentkit_cmd(*args: str, cwd: Path = HERE) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agentkit", *args], capture_output=True, text=True, cwd=cwd,
+        timeout=60, check=False,
+    )
+
+
+def test_help_lists_the_commands() -> None:
+    result = agentkit_cmd("--help")
+    assert result.returncode == 0
+    for command in ("demo", "tools", "mcp"):
+        assert command in result.stdout
+
+
+def test_version() -> None:
+    result = agentkit_cmd("--version")
+    assert result.stdout.strip() == f"agentkit {agentkit.__version__}"
+
+
+def test_inspect_prints_the_schemas_the_page_shows() -> None:
+    result = agentkit_cmd("tools", "inspect", "page_tools", "--json")
+    assert result.returncode == 0, result.stderr
+    tools = {t["name"]: t for t in json.loads(result.stdout)["tools"]}
+    assert list(tools) == ["city_population", "forecast", "list_projects", "flexible", "refund"]
+    assert tools["city_population"]["parameters"] == {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+    }
+    assert json.dumps(tools["forecast"]["parameters"]) == (
+        '{"type": "object", "properties": {"city": {"type": "string"}, "unit": {"enum": '
+        '["celsius", "fahrenheit"], "type": "string"}, "days": {"type": "integer"}, '
+        '"mode": {"enum": ["hourly", "daily"], "type": "string"}}, "required": '
+        '["city", "unit"]}'
+    )
+    assert tools["list_projects"]["parameters"] == {
+        "type": "object", "properties": {"prefix": {"type": "string"}}, "required": ["prefix"],
+    }
+    assert tools["flexible"]["parameters"] == {
+        "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"],
+    }
+    refund = tools["refund"]
+    assert (refund["side_effecting"], refund["idempotent"], refund["requires_approval"]) == (
+        True, False, True,
+    )
+    assert refund["description_chars"] == len(refund["description"]) == 71
+    assert refund["source"].endswith("page_tools.py:43")
+
+
+def test_inspect_human_output_shows_flags_description_and_schema() -> None:
+    result = agentkit_cmd("tools", "inspect", "page_tools:city_population")
+    assert result.returncode == 0
+    assert result.stdout.splitlines() == [
+        f"city_population  (page_tools.py:{_line('def city_population') - 1})",
+        "  side_effecting=False idempotent=True requires_approval=False",
+        "  description (59 chars):",
+        "    Look up the most recent census population for a named city.",
+        '  parameters: {"type": "object", "properties": {"city": {"type": "string"}}, '
+        '"required": ["city"]}',
+        "",
+    ]
+
+
+def _line(text: str) -> int:
+    lines = (HERE / "page_tools.py").read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.startswith(text))
+
+
+def test_definition_errors_are_reported_per_tool_with_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "bad_tools.py").write_text(
+        "from agentkit.tools import tool\n"
+        "\n"
+        "@tool(side_effecting=False)\n"
+        "def ok(q: str) -> str:\n"
+        '    """Search the catalogue for a free-text query and return SKUs."""\n'
+        "    return q\n"
+        "\n"
+        "@tool(side_effecting=False)\n"
+        "def thin(q: str) -> str:\n"
+        '    """Look it up."""\n'
+        "    return q\n"
+        "\n"
+        "@tool\n"
+        "def undeclared(q: str) -> str:\n"
+        '    """Send an email to a single recipient and return the id."""\n'
+        "    return q\n"
+    )
+    result = agentkit_cmd("tools", "inspect", "bad_tools.py", "--json", cwd=tmp_path)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert [t["name"] for t in report["tools"]] == ["ok"]
+    assert [(e["tool"], e["file"], e["line"]) for e in report["errors"]] == [
+        ("thin", "bad_tools.py", 8), ("undeclared", "bad_tools.py", 13),
+    ]
+    assert report["errors"][0]["message"].startswith(
+        "tool 'thin' needs a docstring/description of at least 30 characters"
+    )
+    human = agentkit_cmd("tools", "inspect", "bad_tools.py", cwd=tmp_path)
+    assert human.returncode == 1
+    assert "error: bad_tools.py:8: tool 'thin' needs" in human.stderr
+
+
+def test_user_mistakes_are_one_line_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "crashes.py").write_text("x = 1\nraise RuntimeError('boom')\n")
+    (tmp_path / "empty.py").write_text("x = 1\n")
+    cases = {
+        ("tools", "inspect", "no_such_module"): "agentkit: error: no module named 'no_such_module'",
+        ("tools", "inspect", "empty.py"): "agentkit: error: no tools found in empty.py",
+        ("tools", "inspect", "empty.py:nope"): "agentkit: error: empty.py has no attribute 'nope'",
+        ("tools", "inspect", "crashes.py"): (
+            f"agentkit: error: importing crashes.py failed at {tmp_path / 'crashes.py'}:2: "
+            "RuntimeError: boom"
+        ),
+    }
+    for args, message in cases.items():
+        result = agentkit_cmd(*args, cwd=tmp_path)
+        assert result.returncode == 2, args
+        assert result.stderr.strip() == message
+        assert "Traceback" not in result.stderr
+
+
+def test_a_missing_extra_is_one_line_naming_the_install(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['mcp'] = None\n")
+    (tmp_path / "tools_mod.py").write_text(
+        "from agentkit.tools import tool\n"
+        "@tool(side_effecting=False)\n"
+        "def echo(text: str) -> str:\n"
+        '    """Return the given text unchanged, for checking the server."""\n'
+        "    return text\n"
+    )
+    import os
+
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "agentkit", "mcp", "serve", "tools_mod.py"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60, check=False,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert 'pip install -U "agentkit-framework[mcp]"' in result.stderr
