@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SPEC_HARNESS := ../shared/spec/run_examples.py
 # The Tools-page examples delivered so far (the one list; grow it as issues land).
-SPEC_EXAMPLES := 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20
+SPEC_EXAMPLES := 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21
 
 .PHONY: demo test lint typecheck unit spec bench clean
 
@@ -22,7 +22,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed
-	$(BIN)/python -m agentkit.demo
+	$(BIN)/agentkit demo
 
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check agentkit tests bench

@@ -1,57 +1,239 @@
-"""The scripted demo ``make demo`` runs: a tool call through the invoker, step by step."""
+"""The demo ``agentkit demo`` runs: a support agent looks an order up, waits for a human
+before it refunds, and answers.
+
+Without a model it is scripted and offline: FakeLLM plays the model from ``_SCRIPT``
+below. With ``--model SPEC`` (or ``$AGENTKIT_MODEL``) the same agent, tools and chains
+run against that model, and the demo approves each gated call itself once it has
+printed it. Either way the context comes from ``make_ctx``, so every tool call goes
+through the production chain, and the audit log it wrote is printed at the end.
+
+The first part of a run is streamed (``agent.stream``); ``agent.resume`` has no stream,
+so what happened after an approval is printed from the transcript it returns.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from agentkit.core.contracts.types import Scope, ToolRequest
-from agentkit.core.policies import idempotent
-from agentkit.core.testing import make_test_ctx
-from agentkit.tools import ToolArgumentError, ToolRegistry, tool
+from agentkit.agents import (
+    Agent,
+    AgentResult,
+    FinalEvent,
+    StepEvent,
+    Suspended,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from agentkit.agents.cognition import ReActCognition
+from agentkit.core.assembly import make_ctx
+from agentkit.core.contracts.ports import LLM
+from agentkit.core.contracts.types import Message, ToolCall
+from agentkit.core.policies import DEFAULT_PRICES, Budget
+from agentkit.core.runtime import RunContext
+from agentkit.core.testing import FakeLLM, Turn
+from agentkit.tools import tool
 
-_sent: list[str] = []
+__all__ = ["run_demo"]
+
+_ORDERS: Mapping[str, Mapping[str, Any]] = {
+    "A-1042": {"item": "espresso machine", "paid_usd": 129.0, "status": "delivered"},
+    "A-1043": {"item": "milk frother", "paid_usd": 24.5, "status": "in transit"},
+}
 
 
 @tool(side_effecting=False, idempotent=True)
-def city_population(city: str) -> int:
-    """Look up the most recent census population for a named city."""
-    return {"lisbon": 545_000, "porto": 231_000}.get(city.lower(), 0)
+async def lookup_order(order_id: str) -> dict[str, Any]:
+    """Look up a customer order by its id (e.g. A-1042): the item, what the customer
+    paid in US dollars, and its delivery status."""
+    order = _ORDERS.get(order_id.strip().upper())
+    if order is None:
+        raise LookupError(f"no order {order_id!r}; known orders: {sorted(_ORDERS)}")
+    return {"order_id": order_id, **order}
 
 
-@tool(side_effecting=True)
-def send_report(to: str, body: str) -> str:
-    """Email a short report to one recipient and return the delivery status."""
-    _sent.append(to)
-    return f"queued for {to}"
+@tool(side_effecting=True, requires_approval=True)
+async def issue_refund(order_id: str, amount_usd: float, reason: str) -> str:
+    """Refund money for an order to the customer's original payment method. Moves real
+    money, so a human approves every call; never refund more than the customer paid."""
+    return f"refund RF-{order_id} of ${amount_usd:.2f} issued to the original payment method"
 
 
-async def main() -> None:
-    registry = ToolRegistry.from_tools([city_population, send_report])
-    ctx = make_test_ctx(scope=Scope(org_id=1, domain_id=1), tool_middleware=[idempotent()])
-    print("agentkit demo (scripted, offline: no model is called)\n")
-    for schema in registry.schemas():
-        print(f"advertised: {schema.name}: {schema.parameters}")
+_TASK = "Order A-1042 arrived broken. Please refund it in full."
+_PROMPT = (
+    "You are a customer-support agent. Look an order up before acting on it, refund at "
+    "most what the customer paid, and finish with one or two sentences for the customer."
+)
+_SCRIPT = (
+    Turn(
+        "Let me look that order up first.",
+        (ToolCall("call_1", "lookup_order", {"order_id": "A-1042"}),),
+    ),
+    Turn(
+        "It was delivered and the customer paid $129.00, so I will refund all of it.",
+        (
+            ToolCall(
+                "call_2",
+                "issue_refund",
+                {"order_id": "A-1042", "amount_usd": 129.0, "reason": "arrived broken"},
+            ),
+        ),
+    ),
+    Turn(
+        "Refunded $129.00 for order A-1042 (refund RF-A-1042). Sorry it arrived broken!"
+    ),
+)
+_BUDGET_USD = 0.50
 
-    call = ToolRequest(name="city_population", arguments={"city": "Lisbon"},
-                       tool=registry.get("city_population"))
-    print(f"\n-> {call.name}({dict(call.arguments)})")
-    print(f"<- {await ctx.invoker.invoke_tool(call, ctx)}")
 
-    bad = ToolRequest(name="city_population", arguments={"town": "Porto"},
-                      tool=registry.get("city_population"))
-    print(f"\n-> {bad.name}({dict(bad.arguments)})")
+def _say(label: str, text: str) -> None:
+    lines = text.strip().splitlines() or [""]
+    print(f"{label:<8}{lines[0]}")
+    for line in lines[1:]:
+        print(f"{'':<8}{line}")
+
+
+def _describe_call(call: ToolCall) -> str:
+    arguments = ", ".join(f"{name}={value!r}" for name, value in call.arguments.items())
+    return f"{call.name}({arguments})  [{call.id}]"
+
+
+def _replay(messages: Sequence[Message]) -> None:
+    """Print transcript messages the way the streamed part is printed."""
+    for message in messages:
+        if message.role == "tool":
+            _say("error" if message.is_error else "result", message.content)
+        elif message.role == "assistant":
+            if message.content:
+                _say("model", message.content)
+            for call in message.tool_calls:
+                _say("call", _describe_call(call))
+
+
+async def _stream(agent: Agent, ctx: RunContext) -> AgentResult:
+    """Start the run and print each step as it happens; returns the result."""
+    text: list[str] = []
+
+    def flush() -> None:
+        if text:
+            _say("model", "".join(text))
+            text.clear()
+
+    async for event in agent.stream(_TASK, ctx):
+        if isinstance(event, TextDeltaEvent):
+            text.append(event.text)
+        elif isinstance(event, ToolCallEvent):
+            flush()
+            _say("call", _describe_call(event.call))
+        elif isinstance(event, StepEvent):
+            flush()
+        elif isinstance(event, ToolResultEvent):
+            _say("error" if event.is_error else "result", event.content)
+        elif isinstance(event, FinalEvent):
+            return event.result
+    raise RuntimeError("agent.stream ended without a FinalEvent")
+
+
+async def _approve(
+    agent: Agent, ctx: RunContext, result: AgentResult, *, scripted: bool
+) -> AgentResult:
+    """Approve every held call of a suspended run, resume it, print what followed."""
+    suspended: Suspended = result.evals["suspended"]
+    _say("PAUSED", f"run {suspended.run_id} is {suspended.reason}; nothing of this turn ran")
+    for call in suspended.pending:
+        _say("held", f"{call.id} {call.name} {dict(call.arguments)!r}")
+    kind = type(suspended.pending[0].arguments).__name__
+    _say("", f"arguments are frozen ({kind}): what is approved is exactly what runs")
+    decisions = {call.id: "approve" for call in suspended.pending}
+    who = "the demo (a human, in real use)" if scripted else "the demo, automatically (--model)"
+    _say("approve", f"by {who}: agent.resume(run_id, {decisions!r}, ctx)")
+    resumed = await agent.resume(suspended.run_id, decisions, ctx)
+    _replay(resumed.messages[len(result.messages):])
+    return resumed
+
+
+async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
+    # meter() refuses a model it has no price for under a money ceiling, so a model the
+    # table does not know (a local one, say) runs under the call ceiling alone.
+    priced = scripted or DEFAULT_PRICES.price(model) is not None
+    budget = Budget(max_cost_usd=_BUDGET_USD if priced else None, max_calls=30)
+    ctx = make_ctx(llm, budget=budget)
+    agent = Agent(
+        "support",
+        model,
+        _PROMPT,
+        cognition=ReActCognition(tools=[lookup_order, issue_refund], max_iterations=8),
+    )
+    if scripted:
+        print("agentkit demo: SCRIPTED and offline. No model is called: FakeLLM plays the")
+        print("model from the script in agentkit/demo.py. Real model: agentkit demo --model SPEC")
+    else:
+        print(f"agentkit demo: live, against {model!r}. Gated calls are approved")
+        print("automatically once printed (a real deployment would ask a human).")
+    print()
+    _say("task", _TASK)
+    _say("tools", ", ".join(
+        f"{t.name} ({'side-effecting' if t.side_effecting else 'read-only'}"
+        f"{', requires approval' if t.requires_approval else ''})"
+        for t in (lookup_order, issue_refund)
+    ))
+    chain = " > ".join(repr(mw).split("(", 1)[0] for mw in ctx.invoker.tool_middleware)
+    _say("chain", f"{chain}  (make_ctx's default tool chain)")
+    print()
+
+    result = await _stream(agent, ctx)
+    while result.stop_reason == "suspended":
+        result = await _approve(agent, ctx, result, scripted=scripted)
+
+    print()
+    usage = result.usage
+    money = f"of a ${_BUDGET_USD:.2f} budget" if priced else "(no price known for this model)"
+    _say("final", f"{result.stop_reason} after {result.steps} model calls; "
+                  f"{usage.input_tokens} input + {usage.output_tokens} output tokens; "
+                  f"${budget.spent_usd:.4f} {money}")
+    if "error" in result.evals:
+        _say("", f"stopped by {result.evals['error']}")
+    for record in await ctx.store.list("audit"):
+        _say("audit", f"{record.tool:<13} {record.decision:<9} [{record.call_id}]")
+    return 0 if result.stop_reason == "complete" else 1
+
+
+def _live_llm(spec: str) -> tuple[LLM, str]:
+    """The provider's LLM for ``spec`` and the model id to give the Agent."""
+    # Imported here: the offline demo needs no provider module at all.
+    from agentkit.providers import llm_for, parse_model_spec
+
+    llm: LLM = llm_for(spec)
+    model: str = parse_model_spec(spec).model
+    return llm, model
+
+
+def _fail(spec: str, error: BaseException) -> int:
+    detail = str(error).strip().splitlines()
+    reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    print(f"agentkit demo: model {spec!r} failed: {reason}", file=sys.stderr)
+    return 2
+
+
+def run_demo(model: str | None = None) -> int:
+    """Run the demo and return the exit status: scripted and offline without ``model``
+    (or ``$AGENTKIT_MODEL``), against that model otherwise.
+
+    A model that cannot be set up or fails mid-run is one line on stderr and status 2.
+    """
+    spec = model or os.environ.get("AGENTKIT_MODEL") or None
+    if spec is None:
+        return asyncio.run(_demo(FakeLLM.script(_SCRIPT), "fake", scripted=True))
     try:
-        await ctx.invoker.invoke_tool(bad, ctx)
-    except ToolArgumentError as exc:
-        print(f"<- refused before the tool ran: {exc}")
-
-    email = ToolRequest(name="send_report", arguments={"to": "ops@example.com", "body": "hi"},
-                        tool=registry.get("send_report"))
-    for attempt in (1, 2):
-        print(f"\n-> {email.name}({dict(email.arguments)})  [attempt {attempt}]")
-        print(f"<- {await ctx.invoker.invoke_tool(email, ctx)} ({email.meta['idempotency']})")
-    print(f"\nemails actually sent: {len(_sent)}")
+        llm, model_id = _live_llm(spec)
+        return asyncio.run(_demo(llm, model_id, scripted=False))
+    except Exception as error:
+        return _fail(spec, error)
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(run_demo())

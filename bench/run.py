@@ -6,7 +6,9 @@ Every timed figure is the median of ``--repeat`` runs of a ``time.perf_counter``
 taken after one untimed warm-up run of the same loop, divided by the loop's length.
 "calls/op" is the number of Python function calls cProfile sees per operation (a
 run of N operations minus a run of none, over N), the structural cost that does not
-move with the machine. Import figures are wall-clock times of a fresh interpreter
+move with the machine. The concurrent-run rows time one ``asyncio.gather`` of 1,000
+agent runs instead, and take its heap from ``tracemalloc`` (the peak during the
+gather, over 1,000). Import figures are wall-clock times of a fresh interpreter
 minus a bare one (``python -c pass``), plus the ``-X importtime`` total of the
 modules the import added.
 """
@@ -15,6 +17,7 @@ import argparse
 import asyncio
 import cProfile
 import enum
+import gc
 import os
 import platform
 import pstats
@@ -22,16 +25,19 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
 from typing import Any
 
-from agentkit.core.contracts.types import ToolRequest
-from agentkit.core.policies import idempotent
+from agentkit.agents import Agent
+from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolCall, ToolRequest
+from agentkit.core.policies import Budget, default_tool_chain, idempotent
 from agentkit.core.runtime import RunContext
-from agentkit.core.testing import make_test_ctx
+from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.tools import FunctionTool, tool
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,6 +173,70 @@ async def idempotent_replayed(n: int) -> Loop:
     return run
 
 
+def _default_chain(traced: bool) -> Setup:
+    async def setup(n: int) -> Loop:
+        ctx = make_test_ctx(
+            tool_middleware=default_tool_chain(),
+            correlation_id=f"bench-{next(_runs)}",
+            tracer=RecordingTracer() if traced else None,
+            budget=Budget(max_cost_usd=100.0, max_calls=10_000_000) if traced else None,
+        )
+        call = ctx.invoker.invoke_tool
+        requests = emails(n)  # distinct arguments: idempotent() executes every call
+
+        async def run() -> None:
+            for request in requests:
+                await call(request, ctx)
+
+        return run
+
+    return setup
+
+
+# The agent run: the model asks for one forecast, reads it, then answers.
+SCRIPT = (
+    Turn(tool_calls=(ToolCall("call_1", "forecast", ARGUMENTS),)),
+    Turn(content="Mild and dry in Lisbon for the next two days."),
+)
+AGENT = Agent(
+    "forecaster", "fake", "Answer weather questions.", cognition=ReActCognition(tools=[forecast])
+)
+CONCURRENT_RUNS = 1_000
+
+
+class _RemoteFakeLLM(FakeLLM):
+    """A FakeLLM whose answer arrives on a later turn of the event loop, as a network
+    reply does. Plain FakeLLM never suspends, so each run of a gather would finish
+    inside its task's first step and the runs would never be in flight together."""
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        await asyncio.sleep(0)
+        return await super().chat(request, ctx)
+
+
+async def _agent_run(llm_type: type[FakeLLM] = FakeLLM) -> None:
+    # A run as a caller makes one: its own context (new run id, store) and model.
+    ctx = make_test_ctx(llm=llm_type.script(SCRIPT))
+    result = await AGENT.run("What is the weather in Lisbon?", ctx)
+    if result.output != SCRIPT[-1].content:
+        raise AssertionError(f"the benchmark run did not complete: {result!r}")
+
+
+async def agent_runs(n: int) -> Loop:
+    async def run() -> None:
+        for _ in range(n):
+            await _agent_run()
+
+    return run
+
+
+async def concurrent_agent_runs(n: int) -> Loop:
+    async def run() -> None:
+        await asyncio.gather(*[_agent_run(_RemoteFakeLLM) for _ in range(n)])
+
+    return run
+
+
 def define_tool(n: int) -> None:
     for _ in range(n):
 
@@ -235,6 +305,22 @@ def _calls_sync(op: Callable[[int], None], number: int) -> float:
     return (counts[1] - counts[0]) / number
 
 
+async def _peak_heap_async(setup: Setup, number: int) -> float:
+    """Peak bytes ``tracemalloc`` sees live during one run of ``number`` operations
+    (after a warm-up), over ``number``."""
+    await (await setup(number))()
+    run = await setup(number)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        await run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return (peak - before) / number
+
+
 def _wall(code: str, repeat: int) -> float:
     samples = []
     for _ in range(repeat):
@@ -284,12 +370,34 @@ async def _invocation_rows(scale: float, repeat: int) -> list[Row]:
         ("sync tool, invoke_tool, empty chain*", invoke(forecast_sync, []), n_sync, None),
         ("side-effecting, [idempotent()], executed", idempotent_executed, n, 30.0),
         ("side-effecting, [idempotent()], replayed", idempotent_replayed, n, 30.0),
+        ("side-effecting, default_tool_chain(), no tracer", _default_chain(False), n, 40.0),
+        ("  same, RecordingTracer and a Budget", _default_chain(True), n, 40.0),
     ]
     rows = []
     for name, setup, number, target in cases:
         per_call = await _time_async(setup, number, repeat)
         calls = await _calls_async(setup, min(profile_n, number))
         rows.append(Row(name, per_call, "µs", calls, target))
+    return rows
+
+
+async def _agent_rows(scale: float, repeat: int) -> list[Row]:
+    n = max(1, int(2_000 * scale))
+    rows = [
+        Row(
+            "ReAct run, 2 turns + 1 tool call, sequential",
+            await _time_async(agent_runs, n, repeat),
+            "µs",
+            await _calls_async(agent_runs, min(1_000, n)),
+            150.0,
+        )
+    ]
+    per_run = await _time_async(concurrent_agent_runs, CONCURRENT_RUNS, repeat)
+    wall_ms = per_run * CONCURRENT_RUNS / 1e3
+    calls = await _calls_async(concurrent_agent_runs, CONCURRENT_RUNS)
+    rows.append(Row("  1000 runs at once (gather), wall time**", wall_ms, "ms", calls, 300.0))
+    heap = await _peak_heap_async(concurrent_agent_runs, CONCURRENT_RUNS)
+    rows.append(Row("  same, peak heap per run (tracemalloc)", heap / 1024, "KB", None, 10.0))
     return rows
 
 
@@ -337,6 +445,7 @@ def main() -> None:
         f"{os.cpu_count()} CPUs, median of {args.repeat} runs\n"
     )
     rows = asyncio.run(_invocation_rows(args.scale, args.repeat))
+    rows += asyncio.run(_agent_rows(args.scale, args.repeat))
     rows += _definition_rows(args.scale, args.repeat)
     slowest: dict[str, list[tuple[str, int]]] = {}
     bare_ms = _wall("pass", args.import_repeat)
@@ -348,6 +457,10 @@ def main() -> None:
     print(
         "\n* a sync tool runs in a worker thread (asyncio.to_thread) by design; "
         "its calls/op counts the event-loop thread only."
+    )
+    print(
+        "** each run's model call yields to the event loop once, as a network reply does, so "
+        "all 1000 runs are in flight together; calls/op is per run."
     )
     for module, modules in slowest.items():
         shown = ", ".join(f"{name} {us / 1e3:.1f} ms" for name, us in modules)
