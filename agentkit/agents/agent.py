@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
@@ -24,8 +24,9 @@ from agentkit.core.contracts.types import Message
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.runtime.spans import open_span
 from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+from agentkit.state.memory.source import MemoryItem, MemorySource
 
-__all__ = ["Agent", "Cognition"]
+__all__ = ["Agent", "Cognition", "memory_prompt"]
 
 
 class Cognition(Protocol):
@@ -44,12 +45,33 @@ def _checkpointer(ctx: RunContext) -> Checkpointer:
     return checkpointer  # type: ignore[no-any-return]
 
 
+def _quote(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+def memory_prompt(items: Sequence[MemoryItem]) -> str:
+    """Recalled items as the block appended to the system prompt ("" for none)."""
+    if not items:
+        return ""
+    blocks = "\n".join(
+        f'<memory source="{_quote(item.source)}">\n{item.content}\n</memory>' for item in items
+    )
+    return (
+        "Notes recalled from your memory for this task (they may be out of date):\n"
+        f"<memories>\n{blocks}\n</memories>"
+    )
+
+
 class Agent:
     """An agent: ``await agent.run(task, ctx)`` returns an :class:`AgentResult`.
 
     Tools live on the cognition (``cognition=ReActCognition(tools=[...])``); without one
     the agent makes a single model call. ``output=`` (a dataclass, attrs class,
     Pydantic model or JSON Schema) makes the answer structured and validated.
+
+    ``memory=`` (a :class:`~agentkit.state.memory.MemorySource`) is queried with the task
+    when a run starts or resumes; the ``memory_k`` best items are added to the system
+    prompt of every model request of that run.
 
     Every step is checkpointed through the context's checkpointer (by default one over
     ``ctx.store``), so a run suspended for approval can be resumed with
@@ -61,6 +83,8 @@ class Agent:
         "cognition",
         "description",
         "max_output_repairs",
+        "memory",
+        "memory_k",
         "model",
         "name",
         "output",
@@ -78,6 +102,8 @@ class Agent:
         *,
         description: str | None = None,
         max_output_repairs: int = 1,
+        memory: MemorySource | None = None,
+        memory_k: int = 5,
         tools: None = None,
     ) -> None:
         if tools is not None:
@@ -87,6 +113,13 @@ class Agent:
             )
         if not name or not isinstance(name, str):
             raise ValueError(f"an agent needs a non-empty name, got {name!r}")
+        if memory is not None and not isinstance(memory, MemorySource):
+            raise TypeError(
+                f"Agent(memory=...) takes a memory source (an object with "
+                f"`async def query(text, k, ctx)`, e.g. FileMemory), got {memory!r}"
+            )
+        if memory_k < 1:
+            raise ValueError(f"memory_k must be at least 1, got {memory_k}")
         self.name = name
         self.model = model
         self.prompt = prompt
@@ -95,6 +128,21 @@ class Agent:
         self.output_spec = None if output is None else OutputSpec(output)
         self.description = description
         self.max_output_repairs = max_output_repairs
+        self.memory = memory
+        self.memory_k = memory_k
+
+    async def _recall(self, task: str, ctx: RunContext) -> str:
+        """The system-prompt addition for ``task``: the memory's best items, or ""."""
+        if self.memory is None:
+            return ""
+        items = tuple(await self.memory.query(task, self.memory_k, ctx))[: self.memory_k]
+        ctx.emit("memory.recalled", agent=self.name, sources=[item.source for item in items])
+        block = memory_prompt(items)
+        return ("\n\n" if block and self.prompt else "") + block
+
+    @staticmethod
+    def _task_of(state: RunState) -> str:
+        return next((m.content for m in state.messages if m.role == "user"), "")
 
     def _key(self, ctx: RunContext) -> str:
         # Nested runs (an agent called as a tool) may run several times, even at once,
@@ -143,6 +191,7 @@ class Agent:
                 )
                 + " or start the new run on a fresh context",
             )
+        extra_system = await self._recall(task, ctx)
         state = RunState(
             run_id=ctx.correlation_id,
             agent=self.name,
@@ -152,6 +201,7 @@ class Agent:
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=checkpointer, sink=sink
         )
+        run.extra_system = extra_system
         await run.save()
         return await self._advance(run)
 
@@ -214,6 +264,7 @@ class Agent:
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
         )
+        run.extra_system = await self._recall(self._task_of(state), ctx)
         run.decisions = freeze(checked)
         run.status = "running"
         try:
@@ -234,6 +285,7 @@ class Agent:
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
         )
+        run.extra_system = await self._recall(self._task_of(state), ctx)
         try:
             await run.save()
         except VersionConflict:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from agentkit.agents.agent import Agent, Cognition
+from agentkit.state.memory.source import MemorySource
 from agentkit.tools.as_tool import as_tool
 from agentkit.tools.function_tool import FunctionTool
 
@@ -24,22 +24,18 @@ class Skill:
     """The system prompt of the agent that carries it out."""
     cognition: Cognition | None = None
     """How the agent works (tools live here); a single model call when None."""
-    memory: Any = None
-    """A memory source the agent consults, when the agent layer supports one."""
+    memory: MemorySource | None = None
+    """A memory source the agent recalls from at the start of each task."""
 
     def as_agent(self, model: str) -> Agent:
-        """An :class:`Agent` running this skill on ``model``."""
-        if self.memory is not None:
-            raise NotImplementedError(
-                f"skill {self.name!r}: memory sources are not wired into agents yet; "
-                "pass memory=None"
-            )
+        """An :class:`Agent` running this skill on ``model``, with the skill's memory."""
         return Agent(
             name=self.name,
             model=model,
             prompt=self.prompt,
             cognition=self.cognition,
             description=self.description,
+            memory=self.memory,
         )
 
     def as_tool(

@@ -1,5 +1,7 @@
 """Tools: how an agent does something other than talk."""
 
+from typing import TYPE_CHECKING, Any
+
 from agentkit.core.contracts.errors import (
     ToolArgumentError,
     ToolDefinitionError,
@@ -10,12 +12,23 @@ from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Tool
 from agentkit.tools.as_tool import as_tool, render_result
 from agentkit.tools.ask_human import ask_human
+from agentkit.tools.file_tool import FileTool
+from agentkit.tools.files import Files, FileToolError, InMemoryFiles, LocalFiles
 from agentkit.tools.function_tool import FunctionTool, tool
 from agentkit.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from agentkit.tools.files.sqlite import SQLiteFiles
+
 __all__ = [
+    "FileTool",
+    "FileToolError",
+    "Files",
     "FrozenDict",
     "FunctionTool",
+    "InMemoryFiles",
+    "LocalFiles",
+    "SQLiteFiles",
     "Tool",
     "ToolArgumentError",
     "ToolDefinitionError",
@@ -27,3 +40,12 @@ __all__ = [
     "render_result",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # SQLiteFiles pulls in sqlite3 and a thread pool; only pay for it when asked.
+    if name == "SQLiteFiles":
+        from agentkit.tools.files.sqlite import SQLiteFiles
+
+        return SQLiteFiles
+    raise AttributeError(f"module 'agentkit.tools' has no attribute {name!r}")

@@ -30,6 +30,8 @@ PACKAGES = [
     "agentkit.core.runtime",
     "agentkit.state.stores",
     "agentkit.tools.declarations",
+    "agentkit.tools.files",
+    "agentkit.state.memory",
 ]
 
 
@@ -47,6 +49,18 @@ def test_tools_package_exports_the_tool_contract() -> None:
         "FrozenDict",
         "ToolNotFoundError",
     } <= exported
+
+
+def test_tools_package_exports_file_tool_and_its_backends() -> None:
+    from agentkit.tools import files
+
+    assert {"FileTool", "FileToolError", "Files", "InMemoryFiles", "LocalFiles", "SQLiteFiles"} <= (
+        set(agentkit.tools.__all__)
+    )
+    assert agentkit.tools.SQLiteFiles is files.SQLiteFiles
+    assert typing.Protocol in agentkit.tools.Files.__bases__
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        agentkit.tools.Nope  # noqa: B018
 
 
 def test_exported_names_are_the_objects_they_claim_to_be() -> None:

@@ -23,6 +23,11 @@ def idempotent(store: Store | None = None, *, ttl: float | None = None) -> ToolM
     duplicates share one execution; a call that raises stores nothing, so a retry runs
     it again. ``store`` defaults to the context's store.
 
+    A tool whose effect depends on current state, so that the model repeating a call
+    is a new action (``FileTool``: viewing a note twice, with an edit between), declares
+    ``idempotency_scope = "call"``: its key also holds the model's call id, so a retry or
+    a recovery of *that* call replays, while a new call with the same arguments runs.
+
     Sets ``request.meta["idempotency"]`` to ``"executed"`` or ``"replayed"``, and
     ``request.meta["idempotency_key"]`` before running the call.
     """
@@ -44,6 +49,10 @@ class _Idempotent:
             f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:"
             f"{hash_arguments(request.arguments)}"
         )
+        if request.call_id is not None and (
+            getattr(request.tool, "idempotency_scope", "arguments") == "call"
+        ):
+            key = f"{key}:{request.call_id}"
         request.meta["idempotency_key"] = key  # lets an outer retry() know a repeat is safe
         value, created = await store.get_or_set(
             key, lambda: call_next(request, ctx), ttl=self._ttl

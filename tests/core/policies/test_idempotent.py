@@ -311,3 +311,34 @@ async def test_ttl_lets_a_replay_expire() -> None:
 def test_repr_names_the_factory_and_its_settings() -> None:
     assert repr(idempotent()) == "idempotent(store=None, ttl=None)"
     assert repr(idempotent(ttl=5)) == "idempotent(store=None, ttl=5)"
+
+
+async def test_a_call_scoped_tool_replays_retries_but_runs_new_calls() -> None:
+    from agentkit.tools import tool
+
+    reads: list[int] = []
+
+    @tool(side_effecting=True)
+    def read_counter(name: str) -> int:
+        """Read a counter by name and bump it, returning the value before the bump."""
+        reads.append(1)
+        return len(reads)
+
+    class CallScoped:
+        """A duck-typed wrapper declaring per-call idempotency."""
+
+        idempotency_scope = "call"
+
+        def __getattr__(self, attr: str) -> object:
+            return getattr(read_counter, attr)
+
+    scoped = CallScoped()
+    ctx = ctx_for(InMemoryStore())
+    first = ToolRequest("read_counter", {"name": "a"}, scoped, call_id="c1")  # type: ignore[arg-type]
+    retry_of_first = ToolRequest("read_counter", {"name": "a"}, scoped, call_id="c1")  # type: ignore[arg-type]
+    new_call = ToolRequest("read_counter", {"name": "a"}, scoped, call_id="c2")  # type: ignore[arg-type]
+    assert await ctx.invoker.invoke_tool(first, ctx) == 1
+    assert await ctx.invoker.invoke_tool(retry_of_first, ctx) == 1
+    assert await ctx.invoker.invoke_tool(new_call, ctx) == 2
+    assert retry_of_first.meta["idempotency"] == "replayed"
+    assert new_call.meta["idempotency"] == "executed"

@@ -1,0 +1,281 @@
+"""SQLiteFiles: the note tree in a table of a SQLite file — the agents' durable store file
+or any other — shared by every process on the machine that opens it.
+
+One row per file or directory, keyed by ``(namespace, path)``; several trees can share a
+file under different namespaces. Each operation is one ``BEGIN IMMEDIATE`` transaction,
+so a write is all-or-nothing and two processes never interleave inside one. Database
+calls run on a worker thread owned by this object, in WAL mode with a busy timeout, the
+same way :class:`~agentkit.state.stores.sqlite.SQLiteStore` works.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
+
+from agentkit.tools.files.paths import MemoryPath
+from agentkit.tools.files.ports import FileEntry, FileUsage
+
+if TYPE_CHECKING:
+    from agentkit.state.stores.sqlite import SQLiteStore
+
+__all__ = ["SQLiteFiles"]
+
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memory_files (
+    namespace TEXT NOT NULL,
+    path TEXT NOT NULL,
+    is_dir INTEGER NOT NULL,
+    content TEXT,
+    size INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (namespace, path)
+);
+"""
+# Everything at or below a path: the path itself, or a key starting with "path/".
+_SUBTREE = "namespace = ? AND (path = ? OR substr(path, 1, ?) = ?)"
+
+
+def _subtree(namespace: str, key: str) -> tuple[str, str, int, str]:
+    return namespace, key, len(key) + 1, key + "/"
+
+
+def _path(key: str) -> MemoryPath:
+    return MemoryPath(tuple(key.split("/")) if key else ())
+
+
+class SQLiteFiles:
+    """A :class:`~agentkit.tools.files.Files` backend in the ``memory_files`` table.
+
+    ``SQLiteFiles(store)`` uses the file of a :class:`SQLiteStore` (the agents' durable
+    store); ``SQLiteFiles("state.db")`` opens or creates a file. Call :meth:`close` (or
+    use ``async with``) when done.
+    """
+
+    def __init__(
+        self,
+        store: SQLiteStore | str | os.PathLike[str],
+        *,
+        namespace: str = "default",
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.path = os.fspath(store if isinstance(store, str | os.PathLike) else store.path)
+        self.namespace = namespace
+        self._busy_timeout = busy_timeout
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-files")
+        self._local = threading.local()
+        self._closed = False
+        # Create the table now, so a bad path fails here, not mid-run.
+        self._executor.submit(self._connection).result()
+
+    # -- plumbing ----------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            self._local.conn = conn
+        return conn
+
+    async def _transaction(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._closed:
+            raise RuntimeError(f"SQLiteFiles({self.path!r}) is closed")
+
+        def run() -> _T:
+            conn = self._connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return result
+
+        return await asyncio.get_running_loop().run_in_executor(self._executor, run)
+
+    def close(self) -> None:
+        """Close the connection and stop the worker thread."""
+        if self._closed:
+            return
+        self._closed = True
+
+        def shut() -> None:
+            conn = getattr(self._local, "conn", None)
+            if conn is not None:
+                conn.close()
+                self._local.conn = None
+
+        self._executor.submit(shut).result()
+        self._executor.shutdown(wait=True)
+
+    async def __aenter__(self) -> SQLiteFiles:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- rows --------------------------------------------------------------------------
+
+    def _kind(self, conn: sqlite3.Connection, path: MemoryPath) -> str | None:
+        if path.is_root:
+            return "directory"
+        row = conn.execute(
+            "SELECT is_dir FROM memory_files WHERE namespace = ? AND path = ?",
+            (self.namespace, path.key),
+        ).fetchone()
+        if row is None:
+            return None
+        return "directory" if row[0] else "file"
+
+    def _rows(self, conn: sqlite3.Connection, path: MemoryPath) -> list[tuple[str, int, int]]:
+        if path.is_root:
+            return conn.execute(
+                "SELECT path, is_dir, size FROM memory_files WHERE namespace = ?",
+                (self.namespace,),
+            ).fetchall()
+        return conn.execute(
+            f"SELECT path, is_dir, size FROM memory_files WHERE {_SUBTREE}",
+            _subtree(self.namespace, path.key),
+        ).fetchall()
+
+    def _make_parents(self, conn: sqlite3.Connection, path: MemoryPath) -> None:
+        for depth in range(1, len(path.parts)):
+            parent = MemoryPath(path.parts[:depth])
+            kind = self._kind(conn, parent)
+            if kind == "file":
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(parent))
+            if kind is None:
+                conn.execute(
+                    "INSERT INTO memory_files (namespace, path, is_dir) VALUES (?, ?, 1)",
+                    (self.namespace, parent.key),
+                )
+
+    # -- the Files protocol --------------------------------------------------------------
+
+    async def stat(self, path: MemoryPath) -> FileEntry | None:
+        """The entry at ``path``, or None."""
+
+        def stat(conn: sqlite3.Connection) -> FileEntry | None:
+            kind = self._kind(conn, path)
+            if kind is None:
+                return None
+            size = sum(size for _, is_dir, size in self._rows(conn, path) if not is_dir)
+            return FileEntry(path, "file" if kind == "file" else "directory", size)
+
+        return await self._transaction(stat)
+
+    async def listing(self, path: MemoryPath, depth: int | None) -> tuple[FileEntry, ...]:
+        """Entries below ``path``, depth-first, names sorted."""
+
+        def listing(conn: sqlite3.Connection) -> tuple[FileEntry, ...]:
+            kind = self._kind(conn, path)
+            if kind is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+            if kind == "file":
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path))
+            rows = [(_path(key), bool(d), size) for key, d, size in self._rows(conn, path)]
+            totals: dict[MemoryPath, int] = {}
+            for p, is_dir, size in rows:
+                if not is_dir:
+                    for cut in range(len(path.parts), len(p.parts)):
+                        parent = MemoryPath(p.parts[:cut])
+                        totals[parent] = totals.get(parent, 0) + size
+            return tuple(
+                FileEntry(p, "directory" if is_dir else "file", totals.get(p, 0) if is_dir else n)
+                for p, is_dir, n in sorted(rows)
+                if p != path and (depth is None or len(p.parts) - len(path.parts) <= depth)
+            )
+
+        return await self._transaction(listing)
+
+    async def read(self, path: MemoryPath) -> str:
+        """The text of the file at ``path``."""
+
+        def read(conn: sqlite3.Connection) -> str:
+            if path.is_root:
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+            row = conn.execute(
+                "SELECT is_dir, content FROM memory_files WHERE namespace = ? AND path = ?",
+                (self.namespace, path.key),
+            ).fetchone()
+            if row is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+            if row[0]:
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+            return str(row[1])
+
+        return await self._transaction(read)
+
+    async def write(self, path: MemoryPath, text: str, *, exclusive: bool = False) -> None:
+        """Store ``text`` at ``path`` in one transaction."""
+        size = len(text.encode("utf-8"))
+
+        def write(conn: sqlite3.Connection) -> None:
+            kind = self._kind(conn, path)
+            if kind is not None and exclusive:
+                raise FileExistsError(errno.EEXIST, "File exists", str(path))
+            if kind == "directory":
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+            self._make_parents(conn, path)
+            conn.execute(
+                "INSERT OR REPLACE INTO memory_files (namespace, path, is_dir, content, size) "
+                "VALUES (?, ?, 0, ?, ?)",
+                (self.namespace, path.key, text, size),
+            )
+
+        await self._transaction(write)
+
+    async def delete(self, path: MemoryPath) -> None:
+        """Remove ``path`` and everything below it."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            if path.is_root or self._kind(conn, path) is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+            conn.execute(
+                f"DELETE FROM memory_files WHERE {_SUBTREE}", _subtree(self.namespace, path.key)
+            )
+
+        await self._transaction(delete)
+
+    async def rename(self, old: MemoryPath, new: MemoryPath) -> None:
+        """Move ``old`` and everything below it to ``new``."""
+
+        def rename(conn: sqlite3.Connection) -> None:
+            if old.is_root or self._kind(conn, old) is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(old))
+            if self._kind(conn, new) is not None:
+                raise FileExistsError(errno.EEXIST, "File exists", str(new))
+            self._make_parents(conn, new)
+            conn.execute(
+                f"UPDATE memory_files SET path = ? || substr(path, ?) WHERE {_SUBTREE}",
+                (new.key, len(old.key) + 1, *_subtree(self.namespace, old.key)),
+            )
+
+        await self._transaction(rename)
+
+    async def usage(self) -> FileUsage:
+        """Files held and their total size."""
+
+        def usage(conn: sqlite3.Connection) -> FileUsage:
+            count, total = conn.execute(
+                "SELECT count(*), coalesce(sum(size), 0) FROM memory_files "
+                "WHERE namespace = ? AND is_dir = 0",
+                (self.namespace,),
+            ).fetchone()
+            return FileUsage(int(count), int(total))
+
+        return await self._transaction(usage)
+
+    def __repr__(self) -> str:
+        return f"SQLiteFiles({self.path!r}, namespace={self.namespace!r})"
