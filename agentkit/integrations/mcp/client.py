@@ -1,0 +1,367 @@
+"""Connecting to MCP servers: connect_stdio, connect_http, and the session they yield.
+
+The SDK's client lives in a task of its own for the life of the connection. Its
+transport runs in a task group, and a transport that fails (a server killed
+mid-response) cancels everything inside that group; owning the client from a
+separate task keeps that failure out of the caller's run. The caller's pending
+requests are then woken with "connection closed", which becomes a
+:class:`MCPConnectionError` the model reads like any failed tool call, instead of a
+cancelled run.
+
+Cancellation reaches the server both ways a run is cancelled: cancelling the task
+abandons the request (the SDK sends ``notifications/cancelled``), and setting the
+run's cancel token does the same at once rather than at the next safe point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shlex
+import sys
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+import httpx2
+import mcp.types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from agentkit.core.contracts.errors import ToolDefinitionError
+from agentkit.integrations.mcp.errors import MCPConnectionError, MCPTimeoutError, MCPToolError
+from agentkit.integrations.mcp.mcp_tool import MCPTool
+from agentkit.tools.declarations.adapt import thaw
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["RUN_ID_META", "MCPSession", "connect_http", "connect_stdio"]
+
+RUN_ID_META = "agentkit/runId"
+"""Request ``_meta`` key carrying the calling run's id, so an agentkit server can keep
+one run's calls together (idempotency) even without a transport session."""
+
+_T = TypeVar("_T")
+_log = logging.getLogger("agentkit.mcp")
+_CANCEL_POLL = 0.05
+"""How often an in-flight call looks at the run's cancel token, in seconds."""
+_CLOSE_TIMEOUT = 10.0
+"""Seconds a closing connection may take before it is cancelled (the SDK's stdio
+shutdown itself escalates to killing the server within about six)."""
+_MAX_PAGES = 100
+"""A paginated tools/list that never ends stops here instead of hanging."""
+
+
+class MCPSession:
+    """A live connection to one MCP server.
+
+    ``await session.list_tools()`` returns the server's tools as :class:`MCPTool`
+    objects, ready for a ``ToolRegistry`` or ``ReActCognition(tools=...)``.
+    """
+
+    __slots__ = ("_client", "call_timeout", "prefix", "server_name", "timeout", "trust_hints")
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        server_name: str,
+        prefix: str,
+        trust_hints: bool,
+        timeout: float,
+        call_timeout: float,
+    ) -> None:
+        self._client = client
+        self.server_name = server_name
+        """The name used in errors and on the tools (``MCPTool.server``)."""
+        self.prefix = prefix
+        self.trust_hints = trust_hints
+        self.timeout = timeout
+        self.call_timeout = call_timeout
+
+    @property
+    def client(self) -> Client:
+        """The SDK's ``mcp.Client`` underneath, for what this wrapper does not cover."""
+        return self._client
+
+    async def list_tools(self) -> list[MCPTool]:
+        """Every tool the server offers, adapted; names are prefixed with ``prefix``.
+
+        Raises :class:`ToolDefinitionError` if two server names become one agentkit
+        name (after the provider-safe rewrite), rather than letting one shadow the other.
+        """
+        definitions: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self._guard(
+                "the tools/list request",
+                self._client.list_tools(cursor=cursor, cache_mode="refresh"),
+                self.timeout,
+            )
+            definitions.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        tools: dict[str, MCPTool] = {}
+        for definition in definitions:
+            adapted = MCPTool(definition, self, prefix=self.prefix, trust_hints=self.trust_hints)
+            clash = tools.get(adapted.name)
+            if clash is not None:
+                raise ToolDefinitionError(
+                    f"MCP server {self.server_name!r}: tools {clash.remote_name!r} and "
+                    f"{definition.name!r} both become {adapted.name!r} (names may only use "
+                    "letters, digits, '_' and '-'); wrap them in separate registries"
+                )
+            tools[adapted.name] = adapted
+        return list(tools.values())
+
+    async def list_resources(self) -> list[types.Resource]:
+        """The resources the server lists (every page)."""
+        resources: list[types.Resource] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            page = await self._guard(
+                "the resources/list request",
+                self._client.list_resources(cursor=cursor, cache_mode="refresh"),
+                self.timeout,
+            )
+            resources.extend(page.resources)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return resources
+
+    async def read_resource(
+        self, uri: str
+    ) -> list[types.TextResourceContents | types.BlobResourceContents]:
+        """The contents of the resource at ``uri``."""
+        result = await self._guard(
+            f"the read of {uri!r}", self._client.read_resource(uri, cache_mode="refresh"),
+            self.timeout,
+        )
+        return list(result.contents)
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], ctx: RunContext | None = None
+    ) -> types.CallToolResult:
+        """Call the server's tool ``name`` and return the SDK's raw result.
+
+        With ``ctx``, the run id travels in the request's ``_meta`` and the run's
+        cancel token aborts the request. No argument check happens here; go through
+        :class:`MCPTool` (``list_tools``) for that.
+        """
+        # RequestParamsMeta is an open TypedDict (PEP 728), which type checkers cannot
+        # yet build with a key of our own.
+        meta: Any = None if ctx is None else {RUN_ID_META: ctx.correlation_id}
+        call = self._client.call_tool(
+            name, thaw(arguments), read_timeout_seconds=self.call_timeout, meta=meta
+        )
+        try:
+            return await self._guard(
+                f"the call to {name!r}", _until_cancelled(call, ctx), self.call_timeout
+            )
+        except MCPError as exc:
+            detail = f"{exc.message} (MCP error {exc.code})"
+            raise MCPToolError(name, self.server_name, detail) from exc
+
+    async def _guard(self, what: str, request: Awaitable[_T], timeout: float) -> _T:
+        try:
+            return await request
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                raise MCPConnectionError(
+                    self.server_name,
+                    f"MCP server {self.server_name!r} closed the connection during {what} "
+                    "(the server exited or the network dropped), so whether it took effect "
+                    "is unknown. Connect again to keep using the server",
+                ) from exc
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise MCPTimeoutError(self.server_name, what, timeout) from exc
+            raise
+
+    def __repr__(self) -> str:
+        return f"MCPSession(server={self.server_name!r}, trust_hints={self.trust_hints})"
+
+
+async def _until_cancelled(call: Awaitable[_T], ctx: RunContext | None) -> _T:
+    """Await ``call``; if the run's cancel token is set meanwhile, abandon the request
+    (the server is told) and raise ``RunCancelled``."""
+    if ctx is None:
+        return await call
+    ctx.check_cancelled()
+    task = asyncio.ensure_future(call)
+    try:
+        while not task.done():
+            await asyncio.wait((task,), timeout=_CANCEL_POLL)
+            if not task.done() and ctx.cancel.cancelled:
+                task.cancel()
+                await asyncio.wait((task,))
+                ctx.check_cancelled()
+        return task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+
+
+@asynccontextmanager
+async def connect_stdio(
+    command: Sequence[str],
+    *,
+    name: str | None = None,
+    prefix: str = "",
+    trust_hints: bool = False,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    stderr: TextIO | None = None,
+    timeout: float = 30.0,
+    call_timeout: float = 120.0,
+) -> AsyncIterator[MCPSession]:
+    """Start ``command`` (e.g. ``["npx", "-y", "@modelcontextprotocol/server-memory"]``)
+    and talk MCP to it over its stdin and stdout.
+
+    ``name`` labels the server in errors (default: what it calls itself). ``prefix``
+    is put before every tool name. ``trust_hints=True`` lets the server's
+    ``readOnlyHint`` / ``idempotentHint`` annotations relax agentkit's safeguards;
+    without it every tool counts as side-effecting. ``env`` is added to a minimal
+    inherited environment; the server's stderr goes to ``stderr`` (default: ours).
+    ``timeout`` bounds connecting and listing, ``call_timeout`` each tool call.
+
+    Raises :class:`MCPConnectionError` when the command cannot start or does not
+    complete the MCP handshake.
+    """
+    if isinstance(command, str) or not command:
+        raise ValueError(
+            f"connect_stdio needs the command as a list of strings, e.g. "
+            f"['python', 'server.py']; got {command!r}"
+        )
+    parameters = StdioServerParameters(
+        command=command[0],
+        args=list(command[1:]),
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+    )
+    transport = stdio_client(parameters, errlog=stderr if stderr is not None else sys.stderr)
+    label = name or _shorten(shlex.join(command))
+    client = Client(transport, read_timeout_seconds=timeout)
+    async with _connected(client, name, label, prefix, trust_hints, timeout, call_timeout) as s:
+        yield s
+
+
+@asynccontextmanager
+async def connect_http(
+    url: str,
+    *,
+    name: str | None = None,
+    prefix: str = "",
+    trust_hints: bool = False,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    call_timeout: float = 120.0,
+) -> AsyncIterator[MCPSession]:
+    """Connect to the MCP server at ``url`` over streamable HTTP.
+
+    ``headers`` go with every request (e.g. ``{"Authorization": "Bearer ..."}``); the
+    other options are those of :func:`connect_stdio`.
+
+    Raises :class:`MCPConnectionError` when nothing answers at ``url`` or the
+    handshake fails.
+    """
+    target: Any = url if headers is None else _http_transport(url, headers)
+    client = Client(target, read_timeout_seconds=timeout)
+    async with _connected(client, name, url, prefix, trust_hints, timeout, call_timeout) as s:
+        yield s
+
+
+@asynccontextmanager
+async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
+    timeouts = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
+    async with (
+        httpx2.AsyncClient(headers=dict(headers), timeout=timeouts) as http,
+        streamable_http_client(url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+@asynccontextmanager
+async def _connected(
+    client: Client,
+    name: str | None,
+    label: str,
+    prefix: str,
+    trust_hints: bool,
+    timeout: float,
+    call_timeout: float,
+) -> AsyncIterator[MCPSession]:
+    ready = asyncio.Event()
+    stop = asyncio.Event()
+
+    async def own() -> None:
+        async with client:
+            ready.set()
+            await stop.wait()
+
+    owner = asyncio.ensure_future(own())
+    try:
+        await _wait_until_connected(owner, ready, label, timeout)
+        info = client.server_info
+        session = MCPSession(
+            client,
+            server_name=name or (info.name if info is not None and info.name else label),
+            prefix=prefix,
+            trust_hints=trust_hints,
+            timeout=timeout,
+            call_timeout=call_timeout,
+        )
+        yield session
+    finally:
+        stop.set()
+        await _close(owner, label, graceful=ready.is_set())
+
+
+async def _wait_until_connected(
+    owner: asyncio.Future[None], ready: asyncio.Event, label: str, timeout: float
+) -> None:
+    waiter = asyncio.ensure_future(ready.wait())
+    try:
+        await asyncio.wait((owner, waiter), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if ready.is_set():
+        return
+    if not owner.done():
+        raise MCPTimeoutError(label, "the connection handshake", timeout)
+    error = owner.exception() if not owner.cancelled() else None
+    raise MCPConnectionError(
+        label, f"could not connect to MCP server {label!r}: {_explain(error)}"
+    ) from error
+
+
+async def _close(owner: asyncio.Future[None], label: str, *, graceful: bool) -> None:
+    if not graceful:
+        owner.cancel()
+    await asyncio.wait((owner,), timeout=_CLOSE_TIMEOUT)
+    if not owner.done():
+        owner.cancel()
+        await asyncio.wait((owner,))
+    if graceful and not owner.cancelled() and (error := owner.exception()) is not None:
+        # Every call that was open when the connection failed already raised
+        # MCPConnectionError; raising again here would only hide the run's own outcome.
+        _log.warning("connection to MCP server %r ended with %s", label, _explain(error))
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _explain(error: BaseException | None) -> str:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    if error is None:
+        return "the connection was cancelled"
+    if isinstance(error, MCPError):
+        return f"{error.message} (MCP error {error.code})"
+    return f"{type(error).__name__}: {error}"

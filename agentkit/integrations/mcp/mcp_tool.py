@@ -1,0 +1,243 @@
+"""MCPTool: one tool of an MCP server, adapted into agentkit's Tool Protocol.
+
+The server's name, description and input schema are passed through (the name made
+provider-safe and optionally prefixed). What the tool *does* is only ever a claim by
+the server, so the declarations that loosen a safeguard fail closed: a tool is
+side-effecting unless its annotations say ``readOnlyHint: true`` and the user trusts
+the server's hints, and idempotent only under the same rule. Hints that tighten a
+safeguard (``agentkit/requiresApproval``) are honoured from any server.
+
+Arguments are checked against the server's schema before anything is sent, so a
+malformed call becomes the same :class:`~agentkit.tools.ToolArgumentError` repair turn
+a local tool gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+import mcp.types as types
+
+from agentkit.core.contracts.errors import ToolArgumentError
+from agentkit.core.contracts.frozen import freeze
+from agentkit.core.contracts.types import ToolSchema
+from agentkit.integrations.mcp.errors import MCPToolError
+from agentkit.tools.declarations.adapt import describe_value, thaw
+from agentkit.tools.declarations.jsonschema import schema_errors, schema_errors_at
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["REQUIRES_APPROVAL_META", "MCPTool", "describe_content", "read_result", "safe_name"]
+
+REQUIRES_APPROVAL_META = "agentkit/requiresApproval"
+"""Tool ``_meta`` key an agentkit server sets on tools that declare ``requires_approval``."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_COMBINATORS = ("allOf", "anyOf", "oneOf", "not", "if", "$ref", "patternProperties")
+_ARTICLES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+    "object": "an object",
+    "array": "an array",
+}
+
+
+class _Caller(Protocol):
+    """The connection an MCPTool sends its calls through (an ``MCPSession``)."""
+
+    server_name: str
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], ctx: RunContext | None = None
+    ) -> types.CallToolResult: ...
+
+
+def safe_name(name: str, prefix: str = "") -> str:
+    """``prefix + name`` as providers accept it: 1-64 of ``[A-Za-z0-9_-]`` (MCP also
+    allows ``.``, which becomes ``_``)."""
+    return _UNSAFE.sub("_", prefix + name)[:64] or "_"
+
+
+class _ArgumentCheck:
+    """The server's input schema, read once, as a check that names every problem."""
+
+    __slots__ = ("_accepted", "_closed", "_properties", "_required", "_root", "_whole")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        properties = schema.get("properties")
+        self._root = schema
+        self._properties: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+        required = schema.get("required")
+        self._required = tuple(r for r in required if isinstance(r, str)) if isinstance(
+            required, list | tuple
+        ) else ()
+        self._accepted = tuple(self._properties)
+        # Undeclared keys are refused, as for a local tool, unless the schema itself
+        # opens the object up (or combines shapes this check cannot see through).
+        self._whole = any(k in schema for k in _COMBINATORS)
+        self._closed = not self._whole and schema.get("additionalProperties") in (None, False)
+
+    def check(self, tool: str, args: Mapping[str, Any], call_id: str | None = None) -> None:
+        missing = [name for name in self._required if name not in args]
+        unexpected = [k for k in args if k not in self._properties] if self._closed else []
+        invalid: list[tuple[str, str]] = []
+        for key, value in args.items():
+            sub = self._properties.get(key)
+            if isinstance(sub, Mapping):
+                problem = self._problem(key, value, sub)
+                if problem is not None:
+                    invalid.append((key, problem))
+        if self._whole and not (missing or unexpected or invalid):
+            invalid.extend(("(arguments)", line) for line in schema_errors(args, self._root))
+        if missing or unexpected or invalid:
+            raise ToolArgumentError(
+                tool,
+                missing=missing,
+                unexpected=unexpected,
+                invalid=invalid,
+                accepted=self._accepted,
+                call_id=call_id,
+            )
+
+
+    def _problem(self, key: str, value: Any, schema: Mapping[str, Any]) -> str | None:
+        # The commonest mistakes are worded as a local tool words them, so a tool
+        # behaves the same to the model whether it runs here or behind MCP.
+        kind = schema.get("type")
+        if kind in _ARTICLES and schema_errors_at(value, {"type": kind}, self._root):
+            return f"expected {_ARTICLES[kind]}, got {describe_value(value)}"
+        options = schema.get("enum")
+        if isinstance(options, list) and schema_errors_at(value, {"enum": options}, self._root):
+            return f"{value!r} is not a valid option; expected one of {options}"
+        errors = schema_errors_at(value, schema, self._root)
+        if not errors:
+            return None
+        path, _, problem = errors[0].partition(": ")
+        return problem if path == "$" else f"{problem} (at {key}{path[1:]})"
+
+
+class MCPTool:
+    """A tool served by an MCP server, callable like any local tool.
+
+    ``run`` checks the arguments against the server's schema, sends the call (tagged
+    with the run id, and cancelled when the run is), and returns what came back:
+    structured content as data when the server sent it, else the text content joined,
+    with images and other blocks described in words. An ``isError`` result raises
+    :class:`~agentkit.integrations.mcp.MCPToolError` with the server's text.
+    """
+
+    __slots__ = (
+        "_check",
+        "_session",
+        "annotations",
+        "description",
+        "idempotent",
+        "name",
+        "output_schema",
+        "remote_name",
+        "requires_approval",
+        "schema",
+        "server",
+        "side_effecting",
+        "url_arg",
+    )
+
+    name: str
+    description: str
+    schema: ToolSchema | None
+    output_schema: Any
+    side_effecting: bool
+    requires_approval: bool
+    idempotent: bool
+
+    def __init__(
+        self,
+        definition: types.Tool,
+        session: _Caller,
+        *,
+        prefix: str = "",
+        trust_hints: bool = False,
+    ) -> None:
+        hints = definition.annotations
+        self._session = session
+        self.remote_name = definition.name
+        """The name the server knows the tool by."""
+        self.server = session.server_name
+        self.name = safe_name(definition.name, prefix)
+        self.description = (
+            definition.description
+            or definition.title
+            or f"The {definition.name!r} tool of the MCP server {self.server!r}."
+        )
+        parameters = thaw(definition.input_schema)
+        self.schema = ToolSchema(self.name, self.description, parameters)
+        self.output_schema = None
+        self.annotations = hints
+        """The server's annotations, as it sent them (hints, not facts)."""
+        read_only = trust_hints and hints is not None and hints.read_only_hint is True
+        self.side_effecting = not read_only
+        self.idempotent = trust_hints and hints is not None and (
+            hints.idempotent_hint is True or hints.read_only_hint is True
+        )
+        self.requires_approval = bool((definition.meta or {}).get(REQUIRES_APPROVAL_META))
+        self.url_arg = None
+        self._check = _ArgumentCheck(parameters)
+
+    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
+        """Check ``args``, call the server, and return its result as a value.
+
+        Raises :class:`~agentkit.tools.ToolArgumentError` before sending,
+        :class:`MCPToolError` when the server reports a failure, and
+        :class:`~agentkit.integrations.mcp.MCPConnectionError` (or its
+        ``MCPTimeoutError``) when the server is gone or too slow.
+        """
+        self._check.check(self.name, args)
+        result = await self._session.call_tool(self.remote_name, args, ctx)
+        return read_result(result, self.name, self.server)
+
+    def __repr__(self) -> str:
+        return (
+            f"MCPTool(name={self.name!r}, server={self.server!r}, "
+            f"side_effecting={self.side_effecting}, idempotent={self.idempotent})"
+        )
+
+
+def read_result(result: types.CallToolResult, tool: str, server: str) -> Any:
+    """A ``CallToolResult`` as a value: structured content (frozen) when present, else
+    the content blocks as text; ``isError`` raises :class:`MCPToolError`."""
+    if result.is_error:
+        raise MCPToolError(tool, server, describe_content(result.content))
+    if result.structured_content is not None:
+        return freeze(result.structured_content)
+    return describe_content(result.content)
+
+
+def describe_content(blocks: list[types.ContentBlock]) -> str:
+    """Text blocks as they are, every other block described in one line, joined."""
+    return "\n".join(_describe(block) for block in blocks)
+
+
+def _describe(block: types.ContentBlock) -> str:
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent | types.AudioContent):
+        return f"[{block.type}: {block.mime_type}, {_decoded_size(block.data)} bytes]"
+    if isinstance(block, types.ResourceLink):
+        return f"[resource link {block.name!r}: {block.uri}]"
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource
+        if isinstance(resource, types.TextResourceContents):
+            return f"[resource {resource.uri}]\n{resource.text}"
+        kind = resource.mime_type or "binary data"
+        return f"[resource {resource.uri}: {kind}, {_decoded_size(resource.blob)} bytes]"
+    return f"[{getattr(block, 'type', type(block).__name__)} content]"
+
+
+def _decoded_size(data: str) -> int:
+    return len(data.rstrip("=")) * 3 // 4
