@@ -35,6 +35,7 @@ from agentkit.core.contracts.types import (
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 from agentkit.providers._errors import as_provider_error, missing_extra
 from agentkit.providers._json import parse_arguments
+from agentkit.providers._sdk import client_options, priced
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -118,14 +119,7 @@ def _usage(usage: Any, model: str, prices: PriceTable) -> Usage:
         cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
         requests=1,
     )
-    return Usage(
-        input_tokens=counted.input_tokens,
-        output_tokens=counted.output_tokens,
-        cache_read_tokens=counted.cache_read_tokens,
-        cache_write_tokens=counted.cache_write_tokens,
-        cost_usd=prices.cost(model, counted),
-        requests=1,
-    )
+    return priced(counted, model, prices)
 
 
 class AnthropicLLM:
@@ -153,15 +147,7 @@ class AnthropicLLM:
                 import anthropic
             except ImportError:
                 raise missing_extra("Anthropic", "anthropic") from None
-            options: dict[str, Any] = {}
-            if api_key is not None:
-                options["api_key"] = api_key
-            if base_url is not None:
-                options["base_url"] = base_url
-            if timeout is not None:
-                options["timeout"] = timeout
-            if max_retries is not None:
-                options["max_retries"] = max_retries
+            options = client_options(api_key, base_url, timeout, max_retries)
             client = anthropic.AsyncAnthropic(**options)
         self.client = client
         self.prices = prices
@@ -268,14 +254,7 @@ class AnthropicLLM:
         yield LLMResult(
             content="".join(text),
             tool_calls=calls,
-            usage=Usage(
-                input_tokens=counted.input_tokens,
-                output_tokens=counted.output_tokens,
-                cache_read_tokens=counted.cache_read_tokens,
-                cache_write_tokens=counted.cache_write_tokens,
-                cost_usd=self.prices.cost(params["model"], counted),
-                requests=1,
-            ),
+            usage=priced(counted, params["model"], self.prices),
             finish_reason=_FINISH.get(stop_reason, "other"),
             model=model,
         )

@@ -37,6 +37,7 @@ from agentkit.core.contracts.types import (
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 from agentkit.providers._errors import as_provider_error, missing_extra
 from agentkit.providers._json import parse_arguments
+from agentkit.providers._sdk import client_options, priced
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -111,13 +112,7 @@ def _usage(usage: Any, model: str, prices: PriceTable) -> Usage:
         cache_read_tokens=cached,
         requests=1,
     )
-    return Usage(
-        input_tokens=counted.input_tokens,
-        output_tokens=counted.output_tokens,
-        cache_read_tokens=counted.cache_read_tokens,
-        cost_usd=prices.cost(model, counted),
-        requests=1,
-    )
+    return priced(counted, model, prices)
 
 
 def _call(call_id: str, name: str, arguments: str) -> ToolCall:
@@ -150,15 +145,7 @@ class OpenAILLM:
                 import openai
             except ImportError:
                 raise missing_extra("OpenAI", "openai") from None
-            options: dict[str, Any] = {}
-            if api_key is not None:
-                options["api_key"] = api_key
-            if base_url is not None:
-                options["base_url"] = base_url
-            if timeout is not None:
-                options["timeout"] = timeout
-            if max_retries is not None:
-                options["max_retries"] = max_retries
+            options = client_options(api_key, base_url, timeout, max_retries)
             client = openai.AsyncOpenAI(**options)
         self.client = client
         self.prices = prices

@@ -109,12 +109,20 @@ class RunContext:
         depth = self.depth + 1
         if depth > self.max_depth:
             raise DepthLimitExceeded(depth, self.max_depth)
+        return self._derive(self.correlation_id, depth)
+
+    def for_run(self, run_id: str) -> RunContext:
+        """The same services and policy acting for another run id (used to resume a
+        suspended run from a fresh context)."""
+        return self._derive(run_id, self.depth)
+
+    def _derive(self, correlation_id: str, depth: int) -> RunContext:
         return RunContext(
             llm=self.llm,
             store=self.store,
             invoker=self.invoker,
             scope=self.scope,
-            correlation_id=self.correlation_id,
+            correlation_id=correlation_id,
             autonomy=self.autonomy,
             budget=self.budget,
             checkpointer=self.checkpointer,
@@ -122,25 +130,6 @@ class RunContext:
             observer=self.observer,
             cancel=self.cancel,
             depth=depth,
-            max_depth=self.max_depth,
-        )
-
-    def for_run(self, run_id: str) -> RunContext:
-        """The same services and policy acting for another run id (used to resume a
-        suspended run from a fresh context)."""
-        return RunContext(
-            llm=self.llm,
-            store=self.store,
-            invoker=self.invoker,
-            scope=self.scope,
-            correlation_id=run_id,
-            autonomy=self.autonomy,
-            budget=self.budget,
-            checkpointer=self.checkpointer,
-            tracer=self.tracer,
-            observer=self.observer,
-            cancel=self.cancel,
-            depth=self.depth,
             max_depth=self.max_depth,
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agentkit.core.assembly import make_ctx
 from agentkit.core.contracts.ports import (
     LLM,
     ChatMiddleware,
@@ -14,10 +15,8 @@ from agentkit.core.contracts.ports import (
     Tracer,
 )
 from agentkit.core.contracts.types import Autonomy, Scope
-from agentkit.core.runtime.context import DEFAULT_MAX_DEPTH, RunContext, new_run_id
-from agentkit.core.runtime.invoker import Invoker
+from agentkit.core.runtime.context import DEFAULT_MAX_DEPTH, RunContext
 from agentkit.core.testing.fake_llm import FakeLLM
-from agentkit.state.stores.memory import InMemoryStore
 
 __all__ = ["make_test_ctx"]
 
@@ -40,13 +39,14 @@ def make_test_ctx(
     """A context for tests: the chains hold exactly the middleware you pass (none by
     default), the store is a fresh :class:`InMemoryStore`, the model a strict
     :class:`FakeLLM`, the scope ``org0:dom0``."""
-    return RunContext(
-        llm=llm if llm is not None else FakeLLM(),
-        store=store if store is not None else InMemoryStore(),
-        invoker=Invoker(tool_middleware=tool_middleware, chat_middleware=chat_middleware),
-        scope=scope if scope is not None else Scope(org_id=0, domain_id=0),
-        correlation_id=correlation_id or new_run_id(),
+    return make_ctx(
+        llm if llm is not None else FakeLLM(),
+        store=store,
+        scope=scope,
         autonomy=autonomy,
+        tool_middleware=tool_middleware,
+        chat_middleware=chat_middleware,
+        correlation_id=correlation_id,
         budget=budget,
         checkpointer=checkpointer,
         tracer=tracer,

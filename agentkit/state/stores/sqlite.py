@@ -24,15 +24,14 @@ import os
 import pickle
 import socket
 import sqlite3
-import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
 from agentkit.core.contracts.errors import VersionConflict
+from agentkit.state.stores.sqlite_worker import SQLiteWorker
 
 __all__ = ["SQLiteStore"]
 
@@ -92,49 +91,18 @@ class SQLiteStore:
         self.path = os.fspath(path)
         self.claim_lease = claim_lease
         self.poll_interval = poll_interval
-        self._busy_timeout = busy_timeout
         self._owner = f"{_HOST}|{os.getpid()}|{uuid.uuid4().hex}"
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-sqlite")
-        self._local = threading.local()
         self._inflight: dict[str, asyncio.Future[Any]] = {}
-        self._closed = False
-        # Create the file and schema now, so a bad path fails here, not mid-run.
-        self._executor.submit(self._connection).result()
-
-    # -- plumbing -------------------------------------------------------------------
-
-    def _connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self.path, timeout=self._busy_timeout, isolation_level=None
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
-            self._local.conn = conn
-        return conn
+        self._worker = SQLiteWorker(
+            self.path, schema=_SCHEMA, owner="SQLiteStore", busy_timeout=busy_timeout
+        )
 
     async def _db(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._closed:
-            raise RuntimeError(f"SQLiteStore({self.path!r}) is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, lambda: fn(self._connection()))
+        return await self._worker.run(fn)
 
     def close(self) -> None:
         """Close the connection and stop the worker thread."""
-        if self._closed:
-            return
-        self._closed = True
-
-        def shut() -> None:
-            conn = getattr(self._local, "conn", None)
-            if conn is not None:
-                conn.close()
-                self._local.conn = None
-
-        self._executor.submit(shut).result()
-        self._executor.shutdown(wait=True)
+        self._worker.close()
 
     async def __aenter__(self) -> SQLiteStore:
         return self

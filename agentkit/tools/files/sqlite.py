@@ -10,15 +10,13 @@ same way :class:`~agentkit.state.stores.sqlite.SQLiteStore` works.
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import os
 import sqlite3
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, TypeVar
 
+from agentkit.state.stores.sqlite_worker import SQLiteWorker
 from agentkit.tools.files.paths import MemoryPath
 from agentkit.tools.files.ports import FileEntry, FileUsage
 
@@ -68,56 +66,16 @@ class SQLiteFiles:
     ) -> None:
         self.path = os.fspath(store if isinstance(store, str | os.PathLike) else store.path)
         self.namespace = namespace
-        self._busy_timeout = busy_timeout
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-files")
-        self._local = threading.local()
-        self._closed = False
-        # Create the table now, so a bad path fails here, not mid-run.
-        self._executor.submit(self._connection).result()
-
-    # -- plumbing ----------------------------------------------------------------------
-
-    def _connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
-            self._local.conn = conn
-        return conn
+        self._worker = SQLiteWorker(
+            self.path, schema=_SCHEMA, owner="SQLiteFiles", busy_timeout=busy_timeout
+        )
 
     async def _transaction(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        if self._closed:
-            raise RuntimeError(f"SQLiteFiles({self.path!r}) is closed")
-
-        def run() -> _T:
-            conn = self._connection()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
-
-        return await asyncio.get_running_loop().run_in_executor(self._executor, run)
+        return await self._worker.transaction(fn)
 
     def close(self) -> None:
         """Close the connection and stop the worker thread."""
-        if self._closed:
-            return
-        self._closed = True
-
-        def shut() -> None:
-            conn = getattr(self._local, "conn", None)
-            if conn is not None:
-                conn.close()
-                self._local.conn = None
-
-        self._executor.submit(shut).result()
-        self._executor.shutdown(wait=True)
+        self._worker.close()
 
     async def __aenter__(self) -> SQLiteFiles:
         return self
