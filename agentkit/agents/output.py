@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt
+from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, thaw
 
 __all__ = ["OutputSpec"]
 
@@ -17,10 +18,12 @@ class OutputSpec:
     """The structured answer an agent must produce, from the same ``adapt()`` as tool
     schemas: a dataclass, attrs class, Pydantic model, any annotation, or a JSON Schema."""
 
-    __slots__ = ("adapter", "schema_text")
+    __slots__ = ("adapter", "plain", "schema_text")
 
     def __init__(self, output: Any) -> None:
         self.adapter: Adapter = adapt(output)
+        # A JSON Schema answer is handed back as plain dicts and lists: the caller owns it.
+        self.plain = isinstance(output, Mapping)
         self.schema_text = json.dumps(self.adapter.schema, sort_keys=False)
 
     @property
@@ -41,7 +44,8 @@ class OutputSpec:
         except json.JSONDecodeError as exc:
             reason = f"the answer is not valid JSON ({exc.msg} at position {exc.pos})"
             raise Invalid(reason) from None
-        return self.adapter.coerce(value)
+        parsed = self.adapter.coerce(value)
+        return thaw(parsed) if self.plain else parsed
 
     def repair_prompt(self, reason: str) -> str:
         """The message that tells the model what was wrong and what is accepted."""

@@ -181,3 +181,12 @@ async def test_a_run_that_ends_in_output_coercion_error_is_over() -> None:
 
     again = await agent_for(City).run("Lisbon?", ctx)
     assert (again.stop_reason, again.output) == ("complete", City("Lisbon", 545000))
+
+
+async def test_a_json_schema_answer_comes_back_as_plain_mutable_data() -> None:
+    schema = {"type": "object", "properties": {"tags": {"type": "array",
+                                                        "items": {"type": "string"}}}}
+    agent = Agent(name="tagger", model="fake", prompt="p", output=schema)
+    result = await agent.run("tag it", make_test_ctx(llm=FakeLLM('{"tags": ["a", "b"]}')))
+    assert result.output == {"tags": ["a", "b"]}
+    assert type(result.output) is dict and type(result.output["tags"]) is list
