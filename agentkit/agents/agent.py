@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
@@ -156,25 +156,16 @@ class Agent:
         """Run the agent on ``task`` until it answers, suspends or stops."""
         return await self._start(task, ctx, None)
 
-    async def stream(self, task: str, ctx: RunContext) -> AsyncIterator[AgentEvent]:
+    def stream(self, task: str, ctx: RunContext) -> AsyncIterator[AgentEvent]:
         """Run the agent on ``task``, yielding typed events as they happen; the last is a
         :class:`FinalEvent` with the :class:`AgentResult`."""
-        queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        return _events(lambda sink: self._start(task, ctx, sink))
 
-        async def drive() -> AgentResult:
-            try:
-                return await self._start(task, ctx, queue.put_nowait)
-            finally:
-                queue.put_nowait(None)
-
-        task_ = asyncio.ensure_future(drive())
-        try:
-            while (event := await queue.get()) is not None:
-                yield event
-            yield FinalEvent(await task_)
-        finally:
-            if not task_.done():
-                task_.cancel()
+    def stream_resume(
+        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext
+    ) -> AsyncIterator[AgentEvent]:
+        """:meth:`resume`, yielding events as the continued run makes progress."""
+        return _events(lambda sink: self._resume(run_id, decisions, ctx, sink))
 
     async def _start(self, task: str, ctx: RunContext, sink: EventSink | None) -> AgentResult:
         checkpointer = _checkpointer(ctx)
@@ -258,11 +249,21 @@ class Agent:
         Raises :class:`RunNotResumable` when the run is not suspended, or when another
         worker resumed it first.
         """
+        return await self._resume(run_id, decisions, ctx, None)
+
+    async def _resume(
+        self,
+        run_id: str,
+        decisions: Mapping[str, Any],
+        ctx: RunContext,
+        sink: EventSink | None,
+    ) -> AgentResult:
         state, version, key = await self._claim(run_id, ctx, want="suspended")
         checked = validate_decisions(run_id, state.pending, decisions)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
-            self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
+            self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx),
+            sink=sink,
         )
         run.extra_system = await self._recall(self._task_of(state), ctx)
         run.decisions = freeze(checked)
@@ -294,3 +295,25 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, cognition={self.cognition!r})"
+
+
+async def _events(
+    start: Callable[[EventSink], Awaitable[AgentResult]],
+) -> AsyncIterator[AgentEvent]:
+    """Drive ``start`` in a task, yielding the events it emits, then its FinalEvent."""
+    queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+
+    async def drive() -> AgentResult:
+        try:
+            return await start(queue.put_nowait)
+        finally:
+            queue.put_nowait(None)
+
+    task = asyncio.ensure_future(drive())
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        yield FinalEvent(await task)
+    finally:
+        if not task.done():
+            task.cancel()

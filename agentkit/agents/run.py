@@ -201,7 +201,7 @@ class AgentRun:
             tool = registry.get(call.name)
             if getattr(tool, "asks_human", False):
                 pending[call.id] = "input"
-            elif should_gate(autonomy, bool(tool.requires_approval), bool(tool.side_effecting)):
+            elif should_gate(autonomy, bool(tool.requires_approval), _key_step(tool, call)):
                 pending[call.id] = "approval"
         return pending
 
@@ -349,6 +349,16 @@ class AgentRun:
             run_id=self.run_id,
             steps=self.steps,
         )
+
+
+def _key_step(tool: Tool, call: ToolCall) -> bool:
+    """Whether this call changes the world: the tool's declaration, unless the tool can
+    tell that this particular call only reads (``is_read_only_call(arguments)``, as
+    FileTool's ``view`` does)."""
+    if not tool.side_effecting:
+        return False
+    reads_only = getattr(tool, "is_read_only_call", None)
+    return not (callable(reads_only) and reads_only(call.arguments))
 
 
 def validate_decisions(

@@ -216,6 +216,10 @@ class FileTool:
             self._lock, self._lock_loop = asyncio.Lock(), loop
         return self._lock
 
+    def is_read_only_call(self, arguments: Mapping[str, Any]) -> bool:
+        """True for ``view``: it changes nothing, so GATED autonomy need not pause it."""
+        return arguments.get("command") == "view"
+
     async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> str:
         """Carry out one memory command and return what the model reads.
 

@@ -154,3 +154,20 @@ async def test_closing_the_stream_early_cancels_the_run() -> None:
     await stream.aclose()  # type: ignore[attr-defined]
     await cancelled.wait()
     assert len(llm.requests) == 1
+
+
+async def test_a_resumed_run_streams_from_the_approval_on() -> None:
+    email = ToolCall("c9", "send_email", {"to": "ops@example.com", "body": "hi"})
+    llm = FakeLLM.script([Turn(tool_calls=(email,)), Turn(content="Sent.")])
+    ctx = make_test_ctx(llm=llm, autonomy="gated")
+    agent = atlas()
+    first = await agent.run("email ops", ctx)
+    assert first.stop_reason == "suspended"
+
+    events = [e async for e in agent.stream_resume(first.run_id, {"c9": "approve"}, ctx)]
+
+    assert events[0] == ToolResultEvent("c9", "send_email", "msg-1", False)
+    assert [e.text for e in events if isinstance(e, TextDeltaEvent)] == ["Sent."]
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.output == "Sent."

@@ -263,7 +263,8 @@ async def test_command_failures_reach_the_model_as_error_results() -> None:
 
 async def test_it_pauses_for_a_human_only_where_side_effects_are_gated() -> None:
     memory = FileTool()
-    call = ToolCall("c1", "memory", {"command": "view", "path": "/memories"})
+    call = ToolCall("c1", "memory", {"command": "create", "path": "/memories/a.md",
+                                     "file_text": "x"})
 
     auto = await Agent("a", "fake", "p", cognition=ReActCognition([memory])).run(
         "t", make_test_ctx(llm=FakeLLM.script([Turn(tool_calls=(call,)), Turn("ok")]))
