@@ -115,7 +115,8 @@ class _Audit:
             scope=ctx.scope.key(),
             tool=request.name,
             call_id=request.call_id,
-            arguments_sha256=hash_arguments(request.arguments),
+            arguments_sha256=request.meta.get("arguments_sha256")
+            or hash_arguments(request.arguments),
             result_sha256=result_hash,
             decision=decision,
             time=time.time(),

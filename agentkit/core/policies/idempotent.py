@@ -45,10 +45,9 @@ class _Idempotent:
         if not request.is_side_effecting:
             return await call_next(request, ctx)
         store = self._store if self._store is not None else ctx.store
-        key = (
-            f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:"
-            f"{hash_arguments(request.arguments)}"
-        )
+        digest = hash_arguments(request.arguments)
+        request.meta["arguments_sha256"] = digest  # audit() reuses it instead of rehashing
+        key = f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:{digest}"
         if request.call_id is not None and (
             getattr(request.tool, "idempotency_scope", "arguments") == "call"
         ):
