@@ -204,6 +204,26 @@ class Workflow:
             raise RunNotResumable(run_id, "another worker resumed it first") from None
         return await _Execution(self, ctx, checkpointer, key, version, state).go()
 
+    async def recover(self, run_id: str, ctx: RunContext) -> WorkflowResult:
+        """Continue a workflow whose worker died (or whose step failed) while running.
+
+        Finished steps keep their checkpointed outputs and are not run again. Taking the
+        run over bumps its checkpoint version, so a worker that was alive after all
+        fails its next save instead of carrying on beside this one.
+        """
+        checkpointer = self._checkpointer(ctx)
+        key = self._key(run_id)
+        state, version = await checkpointer.load(key)
+        if state is None or state.status != "running":
+            status = "unknown" if state is None else state.status
+            raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not running")
+        ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        try:
+            version = await checkpointer.save(key, state, expected_version=version)
+        except VersionConflict:
+            raise RunNotResumable(run_id, "another worker took it over first") from None
+        return await _Execution(self, ctx, checkpointer, key, version, state).go()
+
     def __repr__(self) -> str:
         return f"Workflow({self.name!r}, steps={list(self._nodes)})"
 

@@ -198,3 +198,29 @@ async def test_a_workflow_wrapped_by_as_tool_renders_its_terminal_outputs() -> N
     result = await lead.run("go", make_test_ctx(llm=llm))
     assert result.output == "done"
     assert llm.requests[1].messages[-1].content == "summary: summary of tides"
+
+
+async def test_recover_continues_after_a_failed_step_without_redoing_finished_ones() -> None:
+    runs: list[str] = []
+    healthy = {"ok": False}
+
+    async def first(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        runs.append("first")
+        return "one"
+
+    async def second(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        runs.append("second")
+        if not healthy["ok"]:
+            raise ConnectionError("service down")
+        return inputs["first"] + " two"
+
+    wf = Workflow("w").add("first", first).add("second", second, after=["first"])
+    ctx = make_test_ctx()
+    with pytest.raises(WorkflowError):
+        await wf.run("t", ctx)
+    healthy["ok"] = True
+    result = await wf.recover(ctx.correlation_id, ctx)
+    assert result.outputs["second"] == "one two"
+    assert runs == ["first", "second", "second"]
+    with pytest.raises(RunNotResumable, match="is complete, not running"):
+        await wf.recover(ctx.correlation_id, ctx)
