@@ -9,6 +9,7 @@ from agentkit.core.contracts.errors import (
 from agentkit.core.policies.audit import AuditRecord, audit
 from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.chains import default_chat_chain, default_tool_chain
+from agentkit.core.policies.circuit import CircuitOpen, circuit_breaker
 from agentkit.core.policies.egress import check_url, egress
 from agentkit.core.policies.idempotent import idempotent
 from agentkit.core.policies.memoize import memoize
@@ -22,12 +23,14 @@ __all__ = [
     "AuditRecord",
     "Budget",
     "BudgetExceeded",
+    "CircuitOpen",
     "EgressRefused",
     "ModelPrice",
     "PriceTable",
     "UnpricedModel",
     "audit",
     "check_url",
+    "circuit_breaker",
     "default_chat_chain",
     "default_tool_chain",
     "egress",
