@@ -182,11 +182,7 @@ class Workflow:
         """Continue at the pending gates: ``{gate_name: "approve" | "reject"}``; a gate
         with no decision is rejected."""
         checkpointer = self._checkpointer(ctx)
-        key = self._key(run_id)
-        state, version = await checkpointer.load(key)
-        if state is None or state.status != "suspended":
-            status = "unknown" if state is None else state.status
-            raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not suspended")
+        state, version = await self._load(checkpointer, run_id, want="suspended")
         unknown = [g for g in decisions if g not in state.pending]
         bad = {g: d for g, d in decisions.items() if d not in ("approve", "reject")}
         if unknown or bad:
@@ -197,12 +193,7 @@ class Workflow:
         given = {g: decisions.get(g, "reject") for g in state.pending}
         state = _State("running", state.outputs, state.skipped, (), FrozenDict(
             {**state.decisions, **given}), state.usage)
-        ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
-        try:
-            version = await checkpointer.save(key, state, expected_version=version)
-        except VersionConflict:
-            raise RunNotResumable(run_id, "another worker resumed it first") from None
-        return await _Execution(self, ctx, checkpointer, key, version, state).go()
+        return await self._take_over(checkpointer, run_id, state, version, ctx)
 
     async def recover(self, run_id: str, ctx: RunContext) -> WorkflowResult:
         """Continue a workflow whose worker died (or whose step failed) while running.
@@ -212,11 +203,28 @@ class Workflow:
         fails its next save instead of carrying on beside this one.
         """
         checkpointer = self._checkpointer(ctx)
-        key = self._key(run_id)
-        state, version = await checkpointer.load(key)
-        if state is None or state.status != "running":
+        state, version = await self._load(checkpointer, run_id, want="running")
+        return await self._take_over(checkpointer, run_id, state, version, ctx)
+
+    async def _load(
+        self, checkpointer: Checkpointer, run_id: str, *, want: str
+    ) -> tuple[_State, int]:
+        state, version = await checkpointer.load(self._key(run_id))
+        if state is None or state.status != want:
             status = "unknown" if state is None else state.status
-            raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not running")
+            raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not {want}")
+        return state, version
+
+    async def _take_over(
+        self,
+        checkpointer: Checkpointer,
+        run_id: str,
+        state: _State,
+        version: int,
+        ctx: RunContext,
+    ) -> WorkflowResult:
+        """Claim the run with a compare-and-set save, then carry on from ``state``."""
+        key = self._key(run_id)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         try:
             version = await checkpointer.save(key, state, expected_version=version)

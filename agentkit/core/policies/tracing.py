@@ -7,9 +7,11 @@ breaks a call: a tracer that raises degrades to a no-op (see ``open_span``).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.ports import Tracer
+from agentkit.core.contracts.ports import Span, Tracer
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest
 from agentkit.core.runtime.spans import open_span
 
@@ -20,6 +22,19 @@ __all__ = ["tracing"]
 
 DEFAULT_RESULT_CAP = 1000
 """Characters of a tool result recorded on its span; the rest is cut and marked."""
+
+
+@contextmanager
+def _measured(span: Span, start: float) -> Iterator[None]:
+    """Record the call's duration on ``span``, and its error type and count if it fails."""
+    try:
+        yield
+    except BaseException as error:
+        span.set_attribute("error.type", type(error).__name__)
+        span.set_attribute("agentkit.error_count", 1)
+        raise
+    finally:
+        span.set_attribute("agentkit.duration_ms", (time.perf_counter() - start) * 1e3)
 
 
 def tracing(tracer: Tracer | None = None, *, result_cap: int = DEFAULT_RESULT_CAP) -> _Tracing:
@@ -66,14 +81,8 @@ class _Tracing:
             attributes["gen_ai.tool.call.id"] = request.call_id
         start = time.perf_counter()
         with open_span(tracer, f"execute_tool {request.name}", attributes) as span:
-            try:
+            with _measured(span, start):
                 result = await call_next(request, ctx)
-            except BaseException as error:
-                span.set_attribute("error.type", type(error).__name__)
-                span.set_attribute("agentkit.error_count", 1)
-                raise
-            finally:
-                span.set_attribute("agentkit.duration_ms", (time.perf_counter() - start) * 1e3)
             text = result if isinstance(result, str) else repr(result)
             span.add_event(
                 "gen_ai.tool.result",
@@ -101,14 +110,8 @@ class _Tracing:
             attributes["gen_ai.request.temperature"] = request.temperature
         start = time.perf_counter()
         with open_span(tracer, f"chat {request.model}", attributes) as span:
-            try:
+            with _measured(span, start):
                 result: LLMResult = await call_next(request, ctx)
-            except BaseException as error:
-                span.set_attribute("error.type", type(error).__name__)
-                span.set_attribute("agentkit.error_count", 1)
-                raise
-            finally:
-                span.set_attribute("agentkit.duration_ms", (time.perf_counter() - start) * 1e3)
             usage = result.usage
             span.set_attribute("gen_ai.response.model", result.model or request.model)
             span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
