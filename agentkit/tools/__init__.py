@@ -9,6 +9,7 @@ from agentkit.core.contracts.errors import (
     ToolShapeError,
 )
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.ports import Tool
 from agentkit.tools.as_tool import as_tool, render_result
 from agentkit.tools.ask_human import ask_human
@@ -21,11 +22,14 @@ if TYPE_CHECKING:
     from agentkit.tools.files.sqlite import SQLiteFiles
 
 __all__ = [
+    "Audio",
+    "File",
     "FileTool",
     "FileToolError",
     "Files",
     "FrozenDict",
     "FunctionTool",
+    "Image",
     "InMemoryFiles",
     "LocalFiles",
     "SQLiteFiles",

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
+from agentkit.core.contracts.media import Media
 
 if TYPE_CHECKING:
     from agentkit.core.contracts.ports import Tool
@@ -203,6 +204,9 @@ class Message:
     """For a ``tool`` message: the tool that answered."""
     is_error: bool = False
     """For a ``tool`` message: the result reports a failure."""
+    attachments: tuple[Media, ...] = ()
+    """Media that go with the text (an image a tool returned, say). Providers that accept
+    media render them natively; others show each one's ``describe()`` line."""
 
 
 @dataclass(frozen=True, slots=True)
