@@ -172,3 +172,42 @@ def test_tools_in_several_processes_never_exceed_max_files(kind: str, tmp_path: 
     finally:
         if isinstance(files, SQLiteFiles):
             files.close()
+
+
+_DIE_HOLDING_THE_LOCK = """
+import asyncio, os, sys
+from agentkit.tools import LocalFiles, SQLiteFiles
+from agentkit.tools.files import parse_path
+
+kind, where = sys.argv[1], sys.argv[2]
+files = LocalFiles(where) if kind == "local" else SQLiteFiles(where)
+
+async def main():
+    async with files.exclusive() as tx:
+        await tx.write(parse_path("/memories/half.md"), "written under the lock")
+        os._exit(9)  # dies holding the lock
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("kind", _DISK_BACKENDS)
+async def test_a_process_killed_holding_the_write_lock_does_not_block_others(
+    kind: str, tmp_path: Path
+) -> None:
+    where = str(tmp_path / ("memories" if kind == "local" else "state.db"))
+    files = make_files(kind, tmp_path)
+    try:
+        done = subprocess.run([sys.executable, "-c", _DIE_HOLDING_THE_LOCK, kind, where],
+                              check=False)
+        assert done.returncode == 9
+
+        created = await asyncio.wait_for(_create(FileTool(files), "after"), timeout=60)
+
+        assert created
+        # On disk the write had finished before the kill; in SQLite it was never committed.
+        expected = ["/memories/after.md"] + (["/memories/half.md"] if kind == "local" else [])
+        assert sorted(str(e.path) for e in await files.listing(ROOT, None)) == expected
+    finally:
+        if isinstance(files, SQLiteFiles):
+            files.close()
