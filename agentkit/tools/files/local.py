@@ -11,8 +11,9 @@ to slip through. A regular file with more than one hard link is refused too: its
 name may be outside.
 
 Writers of one tree take turns through an ``flock`` on the hidden file ``.lock`` in the
-directory (:meth:`LocalFiles.exclusive`), which holds across objects, threads and
-processes, and is released by the kernel if its holder dies.
+directory (:meth:`LocalFiles.exclusive`, see :mod:`agentkit.tools.files._write_lock`),
+which holds across objects, threads and processes, and is released by the kernel if its
+holder dies.
 
 Writes go to a hidden temporary file in the same directory, are flushed to disk, and
 then renamed over the target (or, for ``create``, hard-linked into place, which fails
@@ -27,13 +28,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import fcntl
 import os
 import stat
 import threading
 import weakref
 from collections.abc import AsyncIterator, Iterator
 
+from agentkit.tools.files._write_lock import write_lock
 from agentkit.tools.files.errors import PathRefused
 from agentkit.tools.files.paths import ROOT, MemoryPath, check_name
 from agentkit.tools.files.ports import FileEntry, Files, FileUsage
@@ -43,35 +44,6 @@ __all__ = ["LocalFiles"]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-_LOCK_FLAGS = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_LOCK_NAME = ".lock"
-
-# One asyncio.Lock per (event loop, memory directory): coroutines of one loop queue here,
-# so at most one of them waits for the flock in a worker thread. Without it every waiter
-# would block a thread of the default pool, and the holder, which needs a thread to
-# write, could starve behind them.
-_LOOP_LOCKS: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[int, int], asyncio.Lock]
-] = weakref.WeakKeyDictionary()
-_LOOP_LOCKS_GUARD = threading.Lock()
-
-
-def _loop_lock(key: tuple[int, int]) -> asyncio.Lock:
-    loop = asyncio.get_running_loop()
-    with _LOOP_LOCKS_GUARD:
-        locks = _LOOP_LOCKS.setdefault(loop, {})
-        lock = locks.get(key)
-        if lock is None:
-            lock = locks[key] = asyncio.Lock()
-        return lock
-
-
-def _unlock_late(locking: asyncio.Future[int]) -> None:
-    """Release a flock whose waiter was cancelled before the lock came."""
-    if not locking.cancelled() and locking.exception() is None:
-        os.close(locking.result())
-
-
 def _close_all(held: list[int]) -> None:
     for fd in held:
         if fd >= 0:
@@ -291,46 +263,11 @@ class LocalFiles:
             raise
         return _Dir(fd)
 
-    # -- the write lock ----------------------------------------------------------------
-
-    def _lock(self) -> int:
-        """Block until this process holds the flock on ``.lock``; its descriptor, which
-        releases the lock when closed. A new open file each time, so two holders in one
-        process exclude each other as two processes do."""
-        with _Dir(self._open_root()) as root:
-            try:
-                fd = os.open(_LOCK_NAME, _LOCK_FLAGS, 0o600, dir_fd=root)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENXIO):
-                    raise PathRefused(
-                        f"/memories/{_LOCK_NAME}", "the lock file is not a regular file"
-                    ) from None
-                raise
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise PathRefused(
-                    f"/memories/{_LOCK_NAME}", "the lock file is not a regular file"
-                )
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
     @contextlib.asynccontextmanager
     async def exclusive(self) -> AsyncIterator[Files]:
         """Hold the tree's write lock (``flock`` on ``.lock``) for the block."""
-        async with _loop_lock(self._key):
-            locking = asyncio.get_running_loop().run_in_executor(None, self._lock)
-            try:
-                fd = await asyncio.shield(locking)
-            except asyncio.CancelledError:
-                locking.add_done_callback(_unlock_late)
-                raise
-            try:
-                yield self
-            finally:
-                os.close(fd)
+        async with write_lock(self._open_root, self._key):
+            yield self
 
     @staticmethod
     def _lstat(dir_fd: int, path: MemoryPath) -> os.stat_result | None:
