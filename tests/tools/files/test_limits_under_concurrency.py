@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.tools import Files, FileTool, InMemoryFiles, SQLiteFiles
+from agentkit.tools import Files, FileTool, InMemoryFiles, LocalFiles, SQLiteFiles
 from agentkit.tools.files import ROOT, FileLimitExceeded
 
 from .conftest import BACKENDS, make_files
@@ -111,15 +111,20 @@ def test_tools_in_several_threads_never_exceed_max_files(kind: str, tmp_path: Pa
 
 
 _PROCESS = """
-import asyncio, sys
+import asyncio, os, sys
 from agentkit.tools import FileTool, LocalFiles, SQLiteFiles
-from agentkit.tools.files import ROOT, FileLimitExceeded
+from agentkit.tools.files import FileLimitExceeded
 
-kind, where, name = sys.argv[1], sys.argv[2], sys.argv[3]
-files = LocalFiles(where) if kind == "local" else SQLiteFiles(where)
-tool = FileTool(files, max_files=5)
+kind, where, name, trees = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
-async def create(i):
+def tree(t):
+    if kind == "local":
+        return LocalFiles(os.path.join(where, f"t{t}"))
+    return SQLiteFiles(where, namespace=f"t{t}")
+
+tools = [FileTool(tree(t), max_files=5) for t in range(trees)]
+
+async def create(tool, i):
     try:
         await tool.run({"command": "create", "path": f"/memories/{name}-{i}.md",
                         "file_text": "x"}, None)
@@ -128,23 +133,33 @@ async def create(i):
         return 0
 
 async def main():
-    return sum(await asyncio.gather(*(create(i) for i in range(5))))
+    return await asyncio.gather(*(
+        create(tool, i) for i in range(5) for tool in tools
+    ))
 
 print("ready", flush=True)
 sys.stdin.readline()
-print(asyncio.run(main()), flush=True)
+print(sum(asyncio.run(main())), flush=True)
 """
+
+
+def _tree(kind: str, tmp_path: Path, t: int) -> Files:
+    if kind == "local":
+        return LocalFiles(tmp_path / "memories" / f"t{t}")
+    return SQLiteFiles(tmp_path / "state.db", namespace=f"t{t}")
 
 
 @pytest.mark.parametrize("kind", _DISK_BACKENDS)
 def test_tools_in_several_processes_never_exceed_max_files(kind: str, tmp_path: Path) -> None:
+    """Four processes race for the last free places of five trees at once."""
+    trees = 5
     where = str(tmp_path / ("memories" if kind == "local" else "state.db"))
-    made = make_files(kind, tmp_path)  # the tree (and the table) exist before the race
+    made = _tree(kind, tmp_path, 0)  # the directory (and the table) exist before the race
     if isinstance(made, SQLiteFiles):
         made.close()
     processes = [
         subprocess.Popen(
-            [sys.executable, "-c", _PROCESS, kind, where, f"p{i}"],
+            [sys.executable, "-c", _PROCESS, kind, where, f"p{i}", str(trees)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
         for i in range(4)
@@ -165,13 +180,14 @@ def test_tools_in_several_processes_never_exceed_max_files(kind: str, tmp_path: 
                 process.wait()
 
     assert [process.returncode for process in processes] == [0, 0, 0, 0]
-    assert sum(created) == 5
-    files = make_files(kind, tmp_path)
-    try:
-        assert asyncio.run(files.usage()).files == 5
-    finally:
-        if isinstance(files, SQLiteFiles):
-            files.close()
+    assert sum(created) == 5 * trees
+    for t in range(trees):
+        files = _tree(kind, tmp_path, t)
+        try:
+            assert asyncio.run(files.usage()).files == 5
+        finally:
+            if isinstance(files, SQLiteFiles):
+                files.close()
 
 
 _DIE_HOLDING_THE_LOCK = """
