@@ -97,6 +97,9 @@ _PARAMETERS: dict[str, Any] = {
 }
 
 _ARGUMENTS: tuple[str, ...] = tuple(_PARAMETERS["properties"])
+_BACKEND_METHODS = (
+    "delete", "exclusive", "listing", "read", "rename", "stat", "usage", "write"
+)
 _STRING_ARGUMENTS = frozenset(
     {"path", "file_text", "old_str", "new_str", "insert_text", "old_path", "new_path"}
 )
@@ -195,9 +198,16 @@ class FileTool:
         requires_approval: bool = False,
     ) -> None:
         if backend is not None and not isinstance(backend, Files):
+            missing = [name for name in _BACKEND_METHODS if not hasattr(backend, name)]
+            why = ", ".join(f"{name}()" for name in missing)
+            if "exclusive" in missing:
+                why += (
+                    ". exclusive() is the write lock that keeps the limits when several "
+                    "writers share the tree; see docs/filetool.md"
+                )
             raise ToolDefinitionError(
                 f"FileTool(backend=...) takes a Files backend (InMemoryFiles, LocalFiles, "
-                f"SQLiteFiles or your own), got {backend!r}"
+                f"SQLiteFiles or your own), got {backend!r}, which lacks {why}"
             )
         defaults = FileLimits()
         self.backend: Files = backend if backend is not None else InMemoryFiles()
