@@ -92,6 +92,8 @@ class SignatureInfo:
     """The JSON Schema of the arguments."""
     return_annotation: Any
     """The resolved return annotation (``inspect.Parameter.empty`` when absent)."""
+    annotations: dict[str, Any]
+    """Each advertised parameter's resolved annotation (``Any`` when it has none)."""
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -133,6 +135,7 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its signature: {exc}") from None
     hints = _type_hints(fn)
     coercers: dict[str, Callable[[Any], Any]] = {}
+    annotations: dict[str, Any] = {}
     properties: dict[str, Any] = {}
     required: list[str] = []
     context_name: str | None = None
@@ -164,7 +167,8 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
                 f"{param.name!r} does not resolve to a type (is it defined inside a function, "
                 "or imported only under TYPE_CHECKING?); define or import it at module level"
             )
-        adapter: Adapter = adapt(Any if annotation is _EMPTY else annotation)
+        annotations[param.name] = Any if annotation is _EMPTY else annotation
+        adapter: Adapter = adapt(annotations[param.name])
         coercers[param.name] = adapter.coerce
         properties[param.name] = fresh_schema(adapter)
         if param.default is _EMPTY:
@@ -190,6 +194,7 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
         binder=binder,
         parameters=parameters,
         return_annotation=hints.get("return", signature.return_annotation),
+        annotations=annotations,
     )
 
 
