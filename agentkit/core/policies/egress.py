@@ -214,9 +214,7 @@ _ABSENT: Any = object()
 
 
 def _url_paths(tool: Any) -> tuple[tuple[str, ...], ...]:
-    paths = getattr(tool, "url_paths", None)
-    if paths is not None:
-        return tuple(paths)
+    """The key paths of a tool that names its URL arguments but not their paths."""
     url_arg = getattr(tool, "url_arg", None)  # a tool that only names its arguments
     if not url_arg:
         return ()
@@ -262,7 +260,9 @@ class _Egress:
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         if not isinstance(request, ToolRequest):
             return await call_next(request, ctx)
-        paths = _url_paths(request.tool)
+        paths = getattr(request.tool, "url_paths", None)
+        if paths is None:
+            paths = _url_paths(request.tool)
         for path in paths:
             for url in _urls_at(request.arguments, path):
                 why, forms = _vet(url, self._allow)

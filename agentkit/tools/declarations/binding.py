@@ -27,6 +27,7 @@ CONTEXT_NAMES = ("ctx", "context")
 """Parameter names that receive the live RunContext when unannotated or typed RunContext."""
 
 _EMPTY = inspect.Parameter.empty
+_TOO_DEEP = "nested too deeply to check; send a value nested less deeply"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,8 @@ class ArgumentBinder:
                 kwargs[key] = coerce(value)
             except Invalid as exc:
                 invalid.append((key, exc.reason))
+            except RecursionError:  # a self-referencing type, fed a value nested too deep
+                invalid.append((key, _TOO_DEEP))
         missing = [name for name in self.required if name not in args]
         if unexpected or invalid or missing:
             raise ToolArgumentError(
