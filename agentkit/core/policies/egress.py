@@ -1,11 +1,13 @@
 """egress(): keep tools that fetch URLs away from internal addresses.
 
-A tool declares which argument holds a URL (``@tool(..., url_arg="url")``). Before it
-runs, that URL must be http(s), name a host, and the host must not be loopback,
-private, link-local, reserved, multicast or otherwise non-global in any spelling an
-HTTP client would accept: dotted, decimal (``2130706433``), hex (``0x7f.1``), octal
-(``0177.0.0.1``), short (``127.1``), IPv6, IPv4-mapped or -embedded IPv6, or a
-``localhost`` name. With an allowlist, the host must also be on it.
+A tool declares where its URLs are (``@tool(..., url_arg="url")``, a dotted path such
+as ``"request.url"``, or several). Before it runs, each URL must be http(s), name a
+host, and the host must not be loopback, private, link-local, reserved, multicast or
+otherwise non-global in any spelling an HTTP client would accept: dotted, decimal
+(``2130706433``), hex (``0x7f.1``), octal (``0177.0.0.1``), short (``127.1``), IPv6,
+IPv4-mapped or -embedded IPv6, or a ``localhost`` name. The host is judged in every form
+a client could derive from it (Unicode full stops, fullwidth characters and invisible
+code points included; see ``_hosts``). With an allowlist, every form must be on it.
 
 The check reads the URL text; it does not resolve names (so it cannot see a public
 name that a DNS server points at a private address). Pass ``resolve=True`` to also
