@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import http.server
+import ipaddress
 import threading
 import urllib.request
 from collections.abc import Iterator
 
 import httpx2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.core.policies import EgressRefused, check_url, egress
@@ -177,3 +180,49 @@ async def test_egress_refuses_every_disguised_loopback_before_a_request_is_made(
             await ctx.invoker.invoke_tool(ToolRequest("fetch", {"url": url}, fetch), ctx)
         assert info.value.reason == "127.0.0.1 is a loopback address"
     assert hits == []
+
+
+_DOTS = [".", "\u3002", "\uff0e", "\uff61"]
+_INVISIBLE = ["", "\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u034f", "\ufe0f"]
+
+
+def _fullwidth(c: str) -> str:
+    return chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c
+
+
+@st.composite
+def disguised_internal_hosts(draw: st.DrawFn) -> tuple[str, str]:
+    """An internal IPv4 address in a numeric notation, disguised character by character."""
+    address = draw(
+        st.sampled_from(["127.0.0.1", "10.1.2.3", "169.254.169.254", "192.168.0.1", "0.0.0.0"])
+    )
+    octets = [int(o) for o in address.split(".")]
+    value = int(ipaddress.IPv4Address(address))
+    notation = draw(st.sampled_from(["dotted", "hex", "octal", "decimal", "short"]))
+    if notation == "dotted":
+        parts = [str(o) for o in octets]
+    elif notation == "hex":
+        parts = [hex(o) for o in octets]
+    elif notation == "octal":
+        parts = ["0" + oct(o)[2:] for o in octets]
+    elif notation == "decimal":
+        parts = [str(value)]
+    else:
+        parts = [str(octets[0]), str(value & 0xFFFFFF)]
+    text = ""
+    for index, part in enumerate(parts):
+        if index:
+            text += draw(st.sampled_from(_DOTS))
+        for c in part:
+            text += _fullwidth(c) if draw(st.booleans()) else c
+            text += draw(st.sampled_from(_INVISIBLE))
+    return text, address
+
+
+@settings(max_examples=300, deadline=None)
+@given(disguised_internal_hosts())
+def test_fuzzed_disguises_of_internal_addresses_are_all_refused(case: tuple[str, str]) -> None:
+    host, address = case
+    why = check_url(f"http://{host}/")
+    assert why is not None
+    assert why.startswith(f"{address} is ")
