@@ -96,13 +96,21 @@ def _allow_entries(allow_hosts: Iterable[str]) -> tuple[str, ...]:
         text = str(raw).strip()
         wildcard = text.startswith("*.")
         name = ascii_name(text[2:] if wildcard else text)
-        if not name or not _HOSTNAME.match(name):
+        if not name or not (_HOSTNAME.match(name) or (not wildcard and _is_address(name))):
             raise ValueError(
                 f"egress(): allow_hosts entry {_shown(text)} is not a host name; give names "
                 "such as 'api.example.com' or '*.example.com'"
             )
         entries.append(f"*.{name}" if wildcard else name)
     return tuple(entries)
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _shown(text: str) -> str:
@@ -239,17 +247,24 @@ def _field(value: Any, key: str) -> Any:
     return found
 
 
-def _urls_at(arguments: Mapping[str, Any], path: tuple[str, ...]) -> tuple[Any, ...]:
-    """The URL values at ``path``: none when it is absent or null (the tool's own
-    argument check reports a missing required one), each item of an array."""
-    value: Any = arguments
-    for key in path:
-        value = _field(value, key)
-        if value is _ABSENT or value is None:
-            return ()
-    if isinstance(value, tuple | list):
-        return tuple(value)
-    return (value,)
+def _urls_at(value: Any, path: tuple[str, ...]) -> list[Any]:
+    """The URL values at ``path``: none where it is absent or null (the tool's own
+    argument check reports a missing required one); an array on the way, or at the
+    end, gives each of its items."""
+    found: list[Any] = []
+    pending = [(value, 0)]
+    while pending:
+        value, step = pending.pop()
+        if isinstance(value, tuple | list):
+            pending.extend((item, step) for item in reversed(value))
+        elif step == len(path):
+            if value is not None:
+                found.append(value)
+        else:
+            value = _field(value, path[step])
+            if value is not _ABSENT and value is not None:
+                pending.append((value, step + 1))
+    return found
 
 
 class _Egress:

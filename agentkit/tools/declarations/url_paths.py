@@ -2,13 +2,15 @@
 
 A path is an argument name, or a dotted path into a structured argument
 (``"request.url"``) through dataclass, attrs, TypedDict and Pydantic fields, optional
-or not. Each path becomes the tuple of JSON keys under which the model sends that
-value; a Pydantic field that can be filled under its alias and its name gives one path
-per key, so ``egress()`` checks whichever the model used.
+or not, and through arrays of them (``"requests.url"`` names the URL of every item).
+Each path becomes the tuple of JSON keys under which the model sends that value; a
+Pydantic field that can be filled under its alias and its name gives one path per key,
+so ``egress()`` checks whichever the model used.
 """
 
 from __future__ import annotations
 
+import collections.abc as cabc
 import dataclasses
 import types
 import typing
@@ -84,6 +86,18 @@ def _resolve(
     return paths
 
 
+_ARRAYS = (
+    list,
+    tuple,
+    set,
+    frozenset,
+    cabc.Sequence,
+    cabc.MutableSequence,
+    cabc.Iterable,
+    cabc.Collection,
+    cabc.Set,
+    cabc.MutableSet,
+)
 _Field = tuple[str, tuple[str, ...], Any]  # name, the JSON keys that fill it, annotation
 
 
@@ -92,6 +106,11 @@ def _fields(annotation: Any) -> list[_Field] | None:
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         return _fields(typing.get_args(annotation)[0])
+    if origin in _ARRAYS and len(typing.get_args(annotation)) >= 1:
+        args = typing.get_args(annotation)
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return _fields(typing.Union[args])  # noqa: UP007 - a runtime union of the items
+        return _fields(args[0])  # a path through an array reaches into each item
     if origin is typing.Union or origin is types.UnionType:
         found: list[_Field] = []
         for member in typing.get_args(annotation):

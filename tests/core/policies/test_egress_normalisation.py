@@ -97,6 +97,15 @@ def test_allowlist_compares_the_host_a_client_resolves() -> None:
     assert check_url("https://docs.b\u00fccher.example/", ["*.b\u00fccher.example"]) is None
 
 
+def test_allowlist_entries_may_be_public_addresses() -> None:
+    allow = ["93.184.216.34", "2606:4700:4700::1111"]
+    assert check_url("http://93.184.216.34/", allow) is None
+    assert check_url("http://[2606:4700:4700::1111]/", allow) is None
+    assert check_url("http://93.184.216.35/", allow) == (
+        "host '93.184.216.35' is not on the allowlist ['93.184.216.34', '2606:4700:4700::1111']"
+    )
+
+
 def test_an_allowlist_entry_that_is_no_host_name_is_a_definition_error() -> None:
     with pytest.raises(ValueError) as info:
         egress(allow_hosts=["exa mple.com"])

@@ -209,3 +209,19 @@ def test_a_field_filled_under_alias_choices_cannot_be_a_url_path() -> None:
         "tool 'follow': url_arg='link.href': field 'href' of Link is filled through an "
         "AliasPath or AliasChoices, which egress() cannot follow; give it a plain alias"
     )
+
+
+@tool(side_effecting=False, url_arg="batch.url")
+def send_batch(batch: list[Request]) -> int:
+    """Send several HTTP requests and return how many were sent."""
+    ran.append(batch)
+    return len(batch)
+
+
+async def test_a_path_through_an_array_checks_every_item() -> None:
+    assert send_batch.url_paths == (("batch", "url"),)
+    with pytest.raises(EgressRefused) as info:
+        await call(send_batch, {"batch": [{"url": "https://a.example/"}, {"url": "http://0/"}]})
+    assert (info.value.argument, info.value.url) == ("batch.url", "http://0/")
+    assert ran == []
+    assert await call(send_batch, {"batch": [{"url": "https://a.example/"}]}) == 1
