@@ -274,3 +274,15 @@ async def test_fuzzed_values_end_as_success_or_a_bounded_argument_error(
         await target.run(dict(ToolRequest(target.name, {name: value}).arguments), None)
     except ToolArgumentError as exc:
         assert len(str(exc)) <= MAX_MESSAGE
+
+
+def test_an_unknown_tool_name_is_quoted_in_bounded_form() -> None:
+    from agentkit.tools import ToolNotFoundError, ToolRegistry
+
+    registry = ToolRegistry.from_tools([paint])
+    with pytest.raises(ToolNotFoundError) as caught:
+        registry.get("p" * 100_000)
+    assert caught.value.name == "p" * 100_000
+    assert str(caught.value) == (
+        f"no tool named '{'p' * 97}...'. Available tools: ['paint']"
+    )

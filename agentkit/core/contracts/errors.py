@@ -98,7 +98,9 @@ class ToolNotFoundError(ModelCallError, LookupError):
     def __init__(self, name: str, available: Sequence[str]) -> None:
         self.name = name
         self.available = tuple(available)
-        super().__init__(f"no tool named {name!r}. Available tools: {list(self.available)}")
+        super().__init__(
+            f"no tool named {cut(name, 100)!r}. Available tools: {list(self.available)}"
+        )
 
 
 class OutputCoercionError(ModelCallError, ValueError):
