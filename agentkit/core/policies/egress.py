@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from agentkit.core.contracts._quote import cut
 from agentkit.core.contracts.errors import EgressRefused
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.core.policies._hosts import ascii_name, client_hosts
@@ -115,7 +116,7 @@ def _is_address(text: str) -> bool:
 
 def _shown(text: str) -> str:
     """``repr(text)``, cut to a length an error message can carry."""
-    return repr(text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "...")
+    return repr(cut(text, _SHOWN))
 
 
 def _name_problem(host: str, raw: str) -> str | None:
@@ -130,7 +131,7 @@ def _name_problem(host: str, raw: str) -> str | None:
     if not _HOSTNAME.match(host):
         return f"host {_shown(raw)} is not a valid name"
     if host in _LOCAL_NAMES or host.endswith(".localhost") or host.endswith(".local"):
-        return f"{host} names this machine or the local network"
+        return f"{_cut(host)} names this machine or the local network"
     if re.fullmatch(r"[0-9.]+", host):
         return f"host {_shown(raw)} is not a valid address"
     return None
@@ -178,7 +179,7 @@ def _vet(url: Any, allow: tuple[str, ...] | None) -> tuple[str | None, tuple[str
 
 
 def _cut(text: str) -> str:
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+    return cut(text, _SHOWN)
 
 
 def check_url(url: Any, allow_hosts: Iterable[str] | None = None) -> str | None:
@@ -202,7 +203,7 @@ async def _resolved_problem(forms: tuple[str, ...]) -> str | None:
             raw = str(info[4][0]).split("%", 1)[0]
             why = _internal(ipaddress.ip_address(raw))
             if why is not None:
-                return f"{host} resolves to {why}"
+                return f"{_cut(host)} resolves to {why}"
     return None
 
 

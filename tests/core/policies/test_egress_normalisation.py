@@ -235,3 +235,21 @@ def test_fuzzed_disguises_of_internal_addresses_are_all_refused(case: tuple[str,
     why = check_url(f"http://{host}/")
     assert why is not None
     assert why.startswith(f"{address} is ")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://" + "a." * 100_000 + "localhost/",
+        "http://" + "a" * 100_000 + "/",
+        "http://\u00e9" + "a" * 100_000 + "/",
+        "http://127.0.0.1/" + "p" * 100_000,
+        "gopher" * 100_000 + "://example.com/",
+    ],
+)
+async def test_refusals_quote_long_urls_in_bounded_form(url: str) -> None:
+    ctx = make_test_ctx(tool_middleware=[egress()])
+    with pytest.raises(EgressRefused) as info:
+        await ctx.invoker.invoke_tool(ToolRequest("fetch", {"url": url}, fetch_with_urllib), ctx)
+    assert info.value.url == url
+    assert len(str(info.value)) < 1_000
