@@ -118,12 +118,10 @@ def _coerce_int(value: Any) -> Any:
 
 
 def _coerce_float(value: Any) -> Any:
-    if isinstance(value, float):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         try:
             return float(value)
-        except OverflowError:
+        except OverflowError:  # an integer past 1.8e308
             raise _expect("a number a float can hold (at most about 1.8e308)")(value) from None
     raise _expect("a number")(value)
 
