@@ -220,13 +220,15 @@ def as_provider_error(
         )
     if isinstance(status, int):
         kind = _KINDS.get(status, "server_error" if status >= 500 else "error")
-        if getattr(error, "code", None) == "context_length_exceeded":  # OpenAI's error code
-            kind = "context_length"
+        transient = status in _TRANSIENT_STATUS or status >= 500
+        code = getattr(error, "code", None)  # OpenAI's: a 429 may be an empty account
+        if isinstance(code, str) and code in _ERROR_TYPES:
+            kind, transient = _ERROR_TYPES[code]
         response = getattr(error, "response", None)
         return ProviderError(
             _with_id(f"{provider}: HTTP {status} ({kind}): {message}", request_id),
             provider=provider,
-            transient=status in _TRANSIENT_STATUS or status >= 500,
+            transient=transient,
             status=status,
             kind=kind,
             request_id=request_id,

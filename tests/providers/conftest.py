@@ -37,6 +37,8 @@ class Reply:
     length: int | None = None
     """A content-length to announce instead of the real one: more than is sent makes
     the server hang up in the middle of the body."""
+    hold: threading.Event | None = None
+    """For a stream: after its events, keep the connection open until this is set."""
 
 
 class WireServer:
@@ -93,6 +95,8 @@ class WireServer:
                     frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
                     self.wfile.write(frame.encode())
                     self.wfile.flush()
+                if reply.hold is not None:
+                    reply.hold.wait(timeout=30)
                 self.close_connection = True
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

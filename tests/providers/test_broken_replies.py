@@ -8,6 +8,7 @@ to repair (``ToolCall.arguments_error``); never as a raw decoding error.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -498,3 +499,60 @@ async def test_openai_arguments_sent_as_an_object_are_taken_as_they_are(
     assert [(c.id, dict(c.arguments), c.arguments_error) for c in result.tool_calls] == [
         ("call_1", {"city": "Lisbon"}, None)
     ]
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai"])
+async def test_a_body_its_content_encoding_garbles_is_transient(
+    wire: WireServer, name: str
+) -> None:
+    headers = {"content-encoding": "gzip", **(A_ID if name == "anthropic" else O_ID)}
+    wire.reply(Reply(raw=b"this is not gzip", headers=headers))
+    with pytest.raises(ProviderError) as info:
+        await chat(name, wire)
+    error = info.value
+    assert (error.kind, error.transient, error.request_id) == (
+        "malformed_reply", True, REQUEST_IDS[name]
+    )
+    assert str(error).startswith(f"{name}: malformed reply: ")
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai"])
+async def test_a_stream_that_stalls_times_out_as_a_transient_error(
+    wire: WireServer, name: str
+) -> None:
+    release = threading.Event()
+    first = A_START if name == "anthropic" else (None, chunk({"content": "Lis"}))
+    wire.reply(Reply(events=[first], hold=release,
+                     headers=A_ID if name == "anthropic" else O_ID))
+    llm = (AnthropicLLM(api_key="k", base_url=wire.url, max_retries=0, timeout=0.3)
+           if name == "anthropic" else
+           OpenAILLM(api_key="k", base_url=f"{wire.url}/v1", max_retries=0, timeout=0.3))
+    try:
+        with pytest.raises(ProviderError) as info:
+            async for _ in llm.stream(request(name), make_test_ctx()):
+                pass
+    finally:
+        release.set()
+    error = info.value
+    assert (error.kind, error.transient, error.request_id) == (
+        "timeout", True, REQUEST_IDS[name]
+    )
+    assert str(error).startswith(f"{name}: request timed out: ")
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai"])
+async def test_an_http_error_carries_the_request_id_and_the_wait_asked_for(
+    wire: WireServer, name: str
+) -> None:
+    body = (a_error("rate_limit_error", "slow down") if name == "anthropic"
+            else {"error": {"message": "slow down", "code": "rate_limit_exceeded"}})
+    headers = {"retry-after": "7", **(A_ID if name == "anthropic" else O_ID)}
+    wire.reply(Reply(429, body, headers=headers))
+    with pytest.raises(ProviderError) as info:
+        await chat(name, wire)
+    error = info.value
+    assert (error.status, error.kind, error.transient, error.request_id, error.retry_after) == (
+        429, "rate_limit", True, REQUEST_IDS[name], 7.0
+    )
+    assert str(error).startswith(f"{name}: HTTP 429 (rate_limit): ")
+    assert str(error).endswith(f"; request id {REQUEST_IDS[name]}")

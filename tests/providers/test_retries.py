@@ -90,13 +90,19 @@ async def test_retry_waits_as_the_provider_asks_and_each_attempt_is_one_request(
 
 
 @pytest.mark.parametrize("name", ["anthropic", "openai"])
+@pytest.mark.parametrize("streamed", [False, True])
 async def test_a_lasting_rate_limit_costs_three_requests_under_the_default_chain(
-    wire: WireServer, name: str
+    wire: WireServer, name: str, streamed: bool
 ) -> None:
     wire.reply(*(rate_limited(name, **{"retry-after-ms": "1"}) for _ in range(9)))
     agent = Agent(name="a", model=MODELS[name], prompt="p")
+    ctx = make_ctx(provider(name, wire))
     with pytest.raises(ProviderError) as info:
-        await agent.run("hi", make_ctx(provider(name, wire)))
+        if streamed:
+            async for _ in agent.stream("hi", ctx):
+                pass
+        else:
+            await agent.run("hi", ctx)
     assert (info.value.kind, info.value.transient, info.value.retry_after) == (
         "rate_limit", True, 0.001
     )
