@@ -180,7 +180,7 @@ def _from_error_object(
     kind, transient = next(
         (_ERROR_TYPES[n] for n in names if n in _ERROR_TYPES), ("error", False)
     )
-    label = names[-1] if names else "error"
+    label = names[0] if names else "error"
     message = error.get("message")
     text = _bounded(message) if isinstance(message, str) else "(no message)"
     return ProviderError(

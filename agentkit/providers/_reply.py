@@ -67,10 +67,15 @@ def json_body(raw: bytes, headers: Mapping[str, str]) -> Any:
     text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         raise MalformedReply("the body is empty", transient=True)
-    if _media_type(headers) == "text/html":
+    media = _media_type(headers)
+    if media == "text/html":
         raise MalformedReply(
             "the body is an HTML page, not the API's JSON (is base_url the API's address?): "
             + excerpt(text)
+        )
+    if media == "text/event-stream":  # a server that streams whatever it is asked
+        raise MalformedReply(
+            f"asked for one JSON body, got an event stream: {excerpt(text)}"
         )
     try:
         return decode(text)

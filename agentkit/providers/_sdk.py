@@ -6,8 +6,8 @@ import dataclasses
 from typing import Any
 
 from agentkit.core.contracts.types import Usage
+from agentkit.core.policies import under_retry
 from agentkit.core.policies.prices import PriceTable
-from agentkit.core.policies.retry import under_retry
 
 __all__ = ["SdkClients", "client_options", "priced"]
 

@@ -165,6 +165,10 @@ ANTHROPIC_CHAT: dict[str, tuple[Reply, Fails | Repair]] = {
                       a_malformed("usage.input_tokens: expected an integer or null, got a string")),
     "usage: a list": (a_json(a_body(usage=[1])),
                       a_malformed("usage: expected an object or null, got a list")),
+    "an event stream where one body was asked for": (
+        Reply(events=[A_STOP], headers=A_ID),
+        a_malformed("asked for one JSON body, got an event stream: "
+                    "'event: message_stop\\ndata: {\"type\": \"message_stop\"}\\n\\n'")),
     "an overloaded error at status 200": (
         a_json(a_error("overloaded_error", "Overloaded")),
         Fails("overloaded", True, "anthropic: overloaded_error: Overloaded; request id req_a1")),
@@ -346,6 +350,16 @@ OPENAI_CHAT: dict[str, tuple[Reply, Fails | Repair]] = {
         o_malformed("choices[0].message.tool_calls[0].id: expected a string, got nothing")),
     "usage as text": (o_json(o_body(usage="lots")),
                       o_malformed("usage: expected an object or null, got a string")),
+    "an event stream where one body was asked for": (
+        o_sse(chunk({"content": "hi"})),
+        o_malformed("asked for one JSON body, got an event stream: 'data: {\"id\": \"c\", "
+                    "\"object\": \"chat.completion.chunk\", \"created\": 0, \"model\": "
+                    "\"gpt...'")),
+    "a rate limit at status 200": (
+        o_json({"error": {"message": "Rate limit reached", "type": "requests",
+                          "code": "rate_limit_exceeded"}}),
+        Fails("rate_limit", True, "openai: rate_limit_exceeded: Rate limit reached; "
+                                  "request id req_o1")),
     "a server_error at status 200": (
         o_json({"error": {"message": "The server had an error", "type": "server_error"}}),
         Fails("server_error", True, "openai: server_error: The server had an error; "
