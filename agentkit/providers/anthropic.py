@@ -12,6 +12,10 @@ Mapping, both ways:
   ``tool_calls``, ``max_tokens`` -> ``length``, ``refusal`` -> ``content_filter``;
 - streaming: text deltas are passed on, ``input_json_delta`` fragments are assembled
   per content block into each call's arguments.
+
+Replies are read as plain JSON, every field checked (``_reply.field``): a reply of the
+wrong shape, an error event, or a stream that ends before ``message_stop`` is a
+``ProviderError`` (see ``_errors``), never a short answer or a raw ``TypeError``.
 """
 
 from __future__ import annotations
@@ -115,7 +119,9 @@ class AnthropicLLM:
 
     ``api_key`` defaults to ``ANTHROPIC_API_KEY`` and ``base_url`` to
     ``ANTHROPIC_BASE_URL``, as the SDK defines them; ``timeout`` (seconds) and
-    ``max_retries`` go to the SDK client. The model comes from ``Agent(model=...)``.
+    ``max_retries`` go to the SDK client. Left unset, ``max_retries`` is the SDK's
+    default outside an agentkit ``retry()`` and 0 inside one, so that each ``retry()``
+    attempt is one request. The model comes from ``Agent(model=...)``.
     """
 
     provider = "anthropic"

@@ -14,6 +14,10 @@ Mapping, both ways:
 - finish reasons: ``stop``, ``tool_calls``, ``length``, ``content_filter``;
 - streaming: content deltas are passed on; ``tool_calls`` deltas are assembled per index
   (id and name first, then argument fragments); usage comes in the final chunk.
+
+Replies are read as plain JSON, every field checked (``_reply.field``): a reply of the
+wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
+``ProviderError`` (see ``_errors``), never a short answer or a raw ``TypeError``.
 """
 
 from __future__ import annotations
@@ -253,7 +257,9 @@ class OpenAILLM:
 
     ``api_key`` defaults to ``OPENAI_API_KEY`` and ``base_url`` to ``OPENAI_BASE_URL``,
     as the SDK defines them; ``timeout`` (seconds) and ``max_retries`` go to the SDK
-    client. For a local server that needs no key, any ``api_key`` will do.
+    client. Left unset, ``max_retries`` is the SDK's default outside an agentkit
+    ``retry()`` and 0 inside one, so that each ``retry()`` attempt is one request. For a
+    local server that needs no key, any ``api_key`` will do.
     """
 
     provider = "openai"
