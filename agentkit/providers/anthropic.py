@@ -276,6 +276,7 @@ class _Assembly:
     """A streamed reply put together event by event: deltas out, the result at the end."""
 
     def __init__(self, model: str) -> None:
+        self.priced_as = model  # the model asked for; the reply may name a dated snapshot
         self.model = model
         self.text: list[str] = []
         self.blocks: dict[int, dict[str, Any]] = {}
@@ -341,7 +342,7 @@ class _Assembly:
         return LLMResult(
             content="".join(self.text),
             tool_calls=tuple(calls),
-            usage=_priced_usage(self.usage, self.model, prices),
+            usage=_priced_usage(self.usage, self.priced_as, prices),
             finish_reason=_finish(self.stop_reason),
             model=self.model,
         )

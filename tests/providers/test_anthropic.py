@@ -9,7 +9,7 @@ import pytest
 from agentkit.agents import Agent, FinalEvent, TextDeltaEvent, ToolCallEvent, ToolResultEvent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.errors import ProviderError
-from agentkit.core.contracts.types import ChatRequest, Message
+from agentkit.core.contracts.types import ChatRequest, LLMResult, Message
 from agentkit.core.policies import retry
 from agentkit.core.testing import make_test_ctx
 from agentkit.providers import AnthropicLLM
@@ -273,3 +273,16 @@ async def test_a_tool_input_that_is_not_an_object_becomes_a_repair_turn(wire: Wi
                    "expected a JSON object, got a string. Accepted arguments: ['city']",
     }]
     assert wire.bodies()[2]["messages"][-1]["content"][0]["content"] == "545000"
+
+
+async def test_a_stream_is_priced_as_the_model_asked_for(wire: WireServer) -> None:
+    turn = streamed_text_turn("hi")
+    assert turn.events is not None
+    turn.events[0][1]["message"]["model"] = "claude-snapshot-unpriced"
+    wire.reply(turn)
+    events = [e async for e in llm(wire).stream(
+        ChatRequest(model=MODEL, messages=(Message("user", "hi"),)), make_test_ctx())]
+    final = events[-1]
+    assert isinstance(final, LLMResult)
+    assert final.model == "claude-snapshot-unpriced"
+    assert final.usage.cost_usd == pytest.approx((60 * 3 + 12 * 15) / 1e6)
