@@ -93,14 +93,12 @@ async def stream_body(response: Any) -> None:
     media = _media_type(response.headers)
     if media == "text/event-stream":
         return
-    start = b""
-    async for chunk in response.iter_bytes():
-        start += chunk
-        if len(start) > 200:
-            break
+    # Read whole rather than stop early: an abandoned byte iterator is closed by the
+    # garbage collector later, outside this task.
+    body = (await response.read()).decode("utf-8", errors="replace")
     raise MalformedReply(
         f"asked for a stream, got a body of type {media or 'unknown'} instead of "
-        f"text/event-stream: {excerpt(start.decode('utf-8', errors='replace'))}"
+        f"text/event-stream: {excerpt(body)}"
     )
 
 
