@@ -121,36 +121,34 @@ class _Retry:
         return "idempotency_key" in request.meta
 
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
-        if not isinstance(request, ChatRequest):
-            return await self._attempts(request, ctx, call_next)
-        token = _AROUND_CHAT.set(True)
-        try:
-            return await self._attempts(request, ctx, call_next)
-        finally:
-            _AROUND_CHAT.reset(token)
-
-    async def _attempts(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+        # Inline rather than a helper coroutine: this sits on every tool call's path.
+        token = _AROUND_CHAT.set(True) if isinstance(request, ChatRequest) else None
         attempt = 1
-        while True:
-            try:
-                return await call_next(request, ctx)
-            except Exception as error:
-                if attempt >= self._max or not is_transient(error):
-                    raise
-                if not self._safe_to_repeat(request):
-                    _log.info(
-                        "not retrying %s: side-effecting, not idempotent, and no idempotent() "
-                        "layer inside retry()", getattr(request, "name", request)
-                    )
-                    raise
-                asked = _asked_wait(error)
-                delay = min(self._backoff(attempt) if asked is None else asked, self._max_delay)
-                _log.info("transient failure (%s); retry %d in %.2fs",
-                          type(error).__name__, attempt, delay)
-                if isinstance(request, ToolRequest):
-                    request.meta["retries"] = attempt
-                attempt += 1
-                await self._sleep(delay)
+        try:
+            while True:
+                try:
+                    return await call_next(request, ctx)
+                except Exception as error:
+                    if attempt >= self._max or not is_transient(error):
+                        raise
+                    if not self._safe_to_repeat(request):
+                        _log.info(
+                            "not retrying %s: side-effecting, not idempotent, and no "
+                            "idempotent() layer inside retry()", getattr(request, "name", request)
+                        )
+                        raise
+                    asked = _asked_wait(error)
+                    delay = min(self._backoff(attempt) if asked is None else asked,
+                                self._max_delay)
+                    _log.info("transient failure (%s); retry %d in %.2fs",
+                              type(error).__name__, attempt, delay)
+                    if isinstance(request, ToolRequest):
+                        request.meta["retries"] = attempt
+                    attempt += 1
+                    await self._sleep(delay)
+        finally:
+            if token is not None:
+                _AROUND_CHAT.reset(token)
 
     def __repr__(self) -> str:
         return f"retry(max_attempts={self._max}, max_delay={self._max_delay})"
