@@ -210,7 +210,10 @@ class ProviderError(AgentkitError):
 
     ``transient`` is True for rate limits, overload, timeouts, connection failures and
     5xx answers: worth retrying. Authentication, permission, bad-request and
-    context-length errors are permanent.
+    context-length errors are permanent. ``request_id`` is the provider's id for the
+    request, when its reply carried one (quote it to the provider's support);
+    ``retry_after`` is the wait in seconds the provider asked for, which ``retry()``
+    honours.
     """
 
     def __init__(
@@ -221,11 +224,15 @@ class ProviderError(AgentkitError):
         transient: bool,
         status: int | None = None,
         kind: str = "error",
+        request_id: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.provider = provider
         self.transient = transient
         self.status = status
         self.kind = kind
+        self.request_id = request_id
+        self.retry_after = retry_after
         super().__init__(message)
 
 
