@@ -12,7 +12,9 @@ from agentkit.core.contracts.types import Usage
 from agentkit.core.policies import DEFAULT_PRICES, ModelPrice, PriceTable
 
 ROOT = Path(__file__).resolve().parents[3]
-MODEL_ID = re.compile(r"\b(claude-[a-z0-9-]*[a-z0-9]|gpt-[0-9][a-z0-9.-]*[a-z0-9]|o[1-9](?:-mini)?)\b")
+MODEL_ID = re.compile(
+    r"\b(claude-[a-z0-9-]*[a-z0-9]|gpt-[0-9][a-z0-9.-]*[a-z0-9]|o[1-9](?:-mini)?)\b"
+)
 
 
 def mentioned_model_ids() -> set[str]:
