@@ -21,6 +21,7 @@ from agentkit.providers import AnthropicLLM
 from agentkit.state.memory import FileMemory
 from agentkit.tools import FileTool, LocalFiles, tool
 
+from .conftest import Reply, WireServer
 from .fake_anthropic import CachingAnthropic, count_tokens, serve
 
 MODEL = "claude-sonnet-4-6"
@@ -409,3 +410,25 @@ async def test_cache_usage_shows_on_spans_and_in_the_result(
     )
     assert result.usage.cost_usd == pytest.approx(expected)
     assert budget.spent_usd == pytest.approx(expected)
+
+
+async def test_a_reply_that_splits_writes_by_lifetime_is_priced_per_lifetime(
+    wire: WireServer,
+) -> None:
+    wire.reply(Reply(body={
+        "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+        "content": [{"type": "text", "text": "Lisbon."}], "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 4, "cache_read_input_tokens": 2000,
+                  "cache_creation_input_tokens": 1500,
+                  "cache_creation": {"ephemeral_5m_input_tokens": 500,
+                                     "ephemeral_1h_input_tokens": 1000}},
+    }))
+    single = Agent(name="atlas", model=MODEL, prompt="You answer briefly.")
+    result = await single.run("Capital?", make_test_ctx(llm=llm(wire.url)))
+
+    usage = result.usage
+    assert (usage.cache_read_tokens, usage.cache_write_tokens) == (2000, 1500)
+    assert usage.cost_usd == pytest.approx(
+        (10 * 3.0 + 4 * 15.0 + 2000 * 0.3 + 500 * 3.75 + 1000 * 6.0) / 1e6
+    )
