@@ -8,10 +8,12 @@ A run is found from who is calling, and only from what the server itself vouches
   credential that opened it). One session is one run.
 * a client may name its own run in the request's ``_meta`` (``agentkit/runId``, as
   agentkit's own client does). Within a session that splits the session into runs.
-  Without one (stateless HTTP, the 2026 single-exchange protocol) the name counts only
-  on an authenticated server, bound to the caller's credential: two clients holding
-  different tokens never share a run, and on a server without authentication a
-  client-chosen run id is ignored.
+  Without one (stateless HTTP, the 2026 single-exchange protocol, which has no
+  sessions) the name counts over HTTP only on an authenticated server, bound to the
+  caller's credential: two clients holding different tokens never share a run, and on
+  a server without authentication a client-chosen run id is ignored. Off HTTP (stdio,
+  in process) there is one client, the process that started or embeds the server, and
+  its run ids are taken as they are.
 
 A call with none of those is a run of its own. Contexts are kept per run (the most
 recent ``_MAX_RUNS``), so what a run accumulates, such as its budget, holds across its
@@ -24,6 +26,8 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from agentkit.core.assembly import make_ctx
 from agentkit.core.contracts.ports import Store, ToolMiddleware
@@ -94,21 +98,22 @@ class RunContexts:
         """The run a call belongs to, or None when nothing ties it to other calls."""
         session = self._session(request_context)
         client_run = _token((request_context.meta or {}).get(RUN_ID_META))
-        if session and client_run:
-            return f"mcp-session-{session}/run-{client_run}"
         if session:
-            return f"mcp-session-{session}"
+            return f"mcp-session-{session}" + (f"/run-{client_run}" if client_run else "")
+        if client_run is None:
+            return None
+        if request_context.request is None:
+            # Not over HTTP: the one client is the process that started the server
+            # (stdio) or the application that embeds it (in process).
+            return f"mcp-local/run-{client_run}"
         principal = _principal(request_context)
-        if principal and client_run:
-            return f"mcp-principal-{principal}/run-{client_run}"
-        return None
+        return None if principal is None else f"mcp-principal-{principal}/run-{client_run}"
 
     def _session(self, request_context: Any) -> str | None:
         connection = connection_of(request_context)
-        if connection is None:
-            return None
-        # An HTTP connection without a session id lives for one request (stateless HTTP,
-        # the 2026 single exchange): it ties nothing together.
+        if connection is None or request_context.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None  # the 2026 protocol has no sessions: each request stands alone
+        # An HTTP connection without a session id lives for one request (stateless HTTP).
         if request_context.request is not None and getattr(connection, "session_id", None) is None:
             return None
         session = self._sessions.get(connection)

@@ -5,7 +5,7 @@
 | ``str`` | one text block |
 | ``None`` | no content |
 | a number or bool | one text block with its JSON |
-| a dict, dataclass, model or other structure | ``structuredContent`` (when it is a JSON object) and its JSON as text |
+| a dict, dataclass, model... | its JSON as text, and ``structuredContent`` for an object |
 | ``Image`` / ``Audio`` | an image / audio block (base64 on the wire) |
 | ``File``, ``bytes`` | an embedded resource: text for ``text/*`` and JSON types, a blob otherwise |
 | a list or tuple holding any media value | one block per item, in order |
@@ -25,6 +25,7 @@ from typing import Any
 import mcp.types as types
 
 from agentkit.agents.tool_messages import render_value
+from agentkit.core.contracts.errors import AgentkitError
 from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.tools.declarations.adapt import thaw
 
@@ -35,7 +36,7 @@ _TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "appli
 _MAX_PATH = 80
 
 
-class NotJSON(ValueError):
+class NotJSON(AgentkitError, ValueError):
     """A tool result holds a value JSON cannot carry (NaN, an infinity, bytes)."""
 
     def __init__(self, tool: str, path: str, what: str) -> None:

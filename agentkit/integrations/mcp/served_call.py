@@ -34,8 +34,8 @@ from agentkit.core.runtime.reporting import LOG_LEVELS, current_reporter
 
 __all__ = [
     "ClientModel",
-    "Elicited",
     "ElicitationUnavailable",
+    "Elicited",
     "ServedCall",
     "connection_of",
     "elicit",
@@ -45,7 +45,9 @@ __all__ = [
 _log = logging.getLogger("agentkit.mcp.server")
 _DEFAULT_LEVEL = "info"
 _levels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-_FINISH = {"endTurn": "stop", "maxTokens": "length", "stopSequence": "stop", "toolUse": "tool_calls"}
+_FINISH = {
+    "endTurn": "stop", "maxTokens": "length", "stopSequence": "stop", "toolUse": "tool_calls"
+}
 
 
 def connection_of(request_context: Any) -> Any | None:

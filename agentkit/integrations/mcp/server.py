@@ -31,6 +31,7 @@ import agentkit
 from agentkit.agents.autonomy import should_gate
 from agentkit.agents.tool_messages import describe_failure
 from agentkit.core.contracts.errors import ToolNotFoundError
+from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.ports import Store, Tool, ToolMiddleware
 from agentkit.core.contracts.types import Scope, ToolRequest
 from agentkit.core.runtime.context import RunContext
@@ -68,6 +69,9 @@ _ANSWER_FORM = {
 }
 
 
+_MEDIA_TYPES = (Image, Audio, File)
+
+
 def _registry(tools: ToolRegistry | Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
     return tools if isinstance(tools, ToolRegistry) else ToolRegistry.from_tools(tools)
 
@@ -99,7 +103,8 @@ class _ServedTools:
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         capabilities = ctx.session.client_capabilities
-        if capabilities is not None and capabilities.elicitation is not None:
+        can_ask = ctx.session.can_send_request  # False on the 2026 single exchange
+        if capabilities is not None and capabilities.elicitation is not None and can_ask:
             return self._listing
         return self._listing_without_questions
 
@@ -246,7 +251,7 @@ def _describe(tool: Tool) -> types.Tool:
 
 def _output_schema(tool: Tool) -> dict[str, Any] | None:
     declared = tool.output_schema
-    if declared is None or not is_structured(declared):
+    if declared is None or declared in _MEDIA_TYPES or not is_structured(declared):
         return None
     schema = thaw(adapt(declared).schema)
     return schema if isinstance(schema, dict) and schema.get("type") == "object" else None

@@ -30,6 +30,7 @@ def call(
     http: bool = False,
     headers: dict[str, str] | None = None,
     principal: str | None = None,
+    protocol: str = "2025-11-25",
 ) -> Any:
     """A stand-in for the SDK's ServerRequestContext: its connection, the HTTP request
     (headers and ASGI scope, when over HTTP) and the ``_meta``."""
@@ -39,6 +40,7 @@ def call(
         session=SimpleNamespace(_connection=connection),
         request=request,
         meta=None if run is None else {RUN_ID_META: run},
+        protocol_version=protocol,
     )
 
 
@@ -68,6 +70,15 @@ def test_a_session_id_header_never_names_the_run() -> None:
     assert contexts.run_id(call(Connection(), "r1", http=True, headers=stolen)) is None
     assert contexts.run_id(call(None, "r1", http=True, headers=stolen)) is None
     assert victims_run is not None and victims_run.startswith("mcp-session-")
+
+
+def test_the_2026_protocol_has_no_sessions_and_local_callers_name_their_runs() -> None:
+    contexts = RunContexts(make_test_ctx_for)
+    modern = "2026-07-28"
+
+    assert contexts.run_id(call(Connection(), protocol=modern)) is None
+    assert contexts.run_id(call(Connection(), "r1", protocol=modern)) == "mcp-local/run-r1"
+    assert contexts.run_id(call(Connection(), "r1", http=True, protocol=modern)) is None
 
 
 def test_without_a_session_a_run_id_is_bound_to_the_authenticated_principal() -> None:
