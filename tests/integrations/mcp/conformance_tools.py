@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from agentkit.core.contracts.types import ChatRequest, Message
 from agentkit.core.runtime import RunContext
-from agentkit.integrations.mcp.served_call import elicit
+from agentkit.integrations.mcp import elicit
 from agentkit.tools import Audio, File, Image, tool
 
 
