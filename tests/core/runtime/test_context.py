@@ -11,6 +11,7 @@ import pytest
 from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime import CancelToken, Invoker, RunContext
+from agentkit.core.runtime.reporting import reporting_to
 from agentkit.core.testing import FakeLLM, make_test_ctx
 from agentkit.state.stores.memory import InMemoryStore
 
@@ -160,8 +161,6 @@ class _Caller:
 
 
 async def test_progress_and_log_are_run_events_and_reach_a_listening_caller() -> None:
-    from agentkit.core.runtime.reporting import reporting_to
-
     events: list[tuple[str, dict[str, Any]]] = []
     ctx = make_test_ctx(observer=lambda kind, data: events.append((kind, dict(data))))
     caller = _Caller()
@@ -184,8 +183,6 @@ async def test_progress_and_log_are_run_events_and_reach_a_listening_caller() ->
 
 
 async def test_an_unknown_log_level_is_refused_and_a_broken_caller_is_survived() -> None:
-    from agentkit.core.runtime.reporting import reporting_to
-
     class Broken:
         async def progress(self, done: float, total: float | None, message: str | None) -> None:
             raise OSError("pipe closed")
