@@ -6,7 +6,8 @@ While a served call runs, a :class:`ServedCall` is installed as the call's repor
 * ``await ctx.progress(done, total, message)`` becomes ``notifications/progress``
   (when the client sent a progress token);
 * ``await ctx.log(level, message)`` becomes ``notifications/message`` at or above the
-  level the client chose with ``logging/setLevel`` (``info`` until it chooses);
+  level the client chose with ``logging/setLevel`` (``info`` until it chooses; on the
+  2026 protocol, the level the request opted in to);
 * :func:`elicit` asks the client's user to fill in a form (``elicitation/create``);
 * a served context's model, :class:`ClientModel`, asks the client's model
   (``sampling/createMessage``) when the client offers sampling.
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import mcp.types as types
+from mcp.server.connection import allowed_log_levels
 from mcp.shared.message import ServerMessageMetadata
 
 from agentkit.core.contracts.errors import AgentkitError, ProviderError
@@ -81,11 +83,15 @@ class ServedCall:
     """One ``tools/call`` being served: progress, logs, elicitation and sampling go
     back to its client on its own stream."""
 
-    __slots__ = ("_connection", "_session", "request_id", "tool")
+    __slots__ = ("_connection", "_deliverable", "_session", "request_id", "tool")
 
     def __init__(self, request_context: Any, tool: str) -> None:
         self._session = request_context.session
         self._connection = connection_of(request_context)
+        # The 2026 protocol delivers logs only when the request opted in (in its _meta);
+        # handshake-era connections may receive every level, filtered by setLevel.
+        self._deliverable = allowed_log_levels(request_context.protocol_version,
+                                               request_context.meta)
         self.request_id = request_context.request_id
         self.tool = tool
 
@@ -94,12 +100,12 @@ class ServedCall:
 
     async def log(self, level: str, message: str, data: Mapping[str, Any]) -> None:
         wanted = _levels.get(self._connection, _DEFAULT_LEVEL) if self._connection else "info"
-        if LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+        if level not in self._deliverable or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
             return
         payload: Any = {"message": message, **data} if data else message
         note = types.LoggingMessageNotification(
             params=types.LoggingMessageNotificationParams(
-                level=level,  # type: ignore[arg-type]  # checked against LOG_LEVELS
+                level=level,
                 data=payload,
                 logger=self.tool,
             )

@@ -18,7 +18,7 @@ from mcp.types import CallToolResult, TextContent
 
 from agentkit.core.assembly import make_ctx
 from agentkit.core.contracts.types import ToolRequest
-from agentkit.core.policies import Budget, audit, idempotent, meter
+from agentkit.core.policies import Budget, audit, meter
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM
 from agentkit.integrations.mcp import RUN_ID_META, build_server
@@ -138,23 +138,35 @@ async def test_official_client_lists_and_calls_tools_served_by_the_cli_over_stdi
     ))
 
 
-async def test_concurrent_side_effecting_calls_in_one_session_each_run() -> None:
-    """Three concurrent bumps from one client are three intended bumps (issue 12)."""
-    counter = {"value": 0}
+COUNTER = '''
+import asyncio
 
-    @tool(side_effecting=True)
-    async def bump() -> int:
-        """Add one to the shared counter and return its new value."""
-        await asyncio.sleep(0.01)
-        counter["value"] += 1
-        return counter["value"]
+from agentkit.tools import tool
 
-    server = build_server([bump], tool_middleware=[idempotent()])
-    async with asyncio.timeout(LIMIT), Client(server, mode="legacy") as client:
+COUNT = {"value": 0}
+
+
+@tool(side_effecting=True)
+async def bump() -> int:
+    """Add one to the shared counter and return its new value."""
+    await asyncio.sleep(0.05)
+    COUNT["value"] += 1
+    return COUNT["value"]
+'''
+
+
+async def test_concurrent_side_effecting_calls_in_one_session_each_run(
+    script: Callable[[str, str], Path], http_server: Callable[[Sequence[str]], str]
+) -> None:
+    """Three concurrent bumps from one client's session are three intended bumps."""
+    path = script("counter.py", COUNTER)
+    url = http_server(agentkit_command(str(path), "--http", "127.0.0.1:{port}"))
+    async with asyncio.timeout(LIMIT), Client(url, mode="legacy") as client:
         results = await asyncio.gather(*(client.call_tool("bump", {}) for _ in range(3)))
+        after = await client.call_tool("bump", {})
 
-    assert counter["value"] == 3
     assert sorted(text_of(r) for r in results) == [(False, "1"), (False, "2"), (False, "3")]
+    assert text_of(after) == (False, "4")
 
 
 async def post(http: Any, url: str, message: dict[str, Any], session: str | None) -> Any:
