@@ -91,13 +91,13 @@ def _http_access(
                 "or empty; set it to a long random secret"
             )
     try:
-        http_app_check(host, port, token, insecure_no_auth, allow_hosts, allow_origins)
+        _check_http_access(host, port, token, insecure_no_auth, allow_hosts, allow_origins)
     except ValueError as exc:
         raise UsageError(f"--http {http}: {exc}") from None
     return token
 
 
-def http_app_check(
+def _check_http_access(
     host: str,
     port: int,
     token: str | None,

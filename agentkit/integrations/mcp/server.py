@@ -162,9 +162,14 @@ class _ServedTools:
                 f"tool {request.name!r} asks the user a question, and this MCP client does not "
                 "support elicitation, so nobody could be asked"
             )
-        answer = await call.elicit(question, _ANSWER_FORM)
+        try:
+            answer = await call.elicit(question, _ANSWER_FORM)
+        except Exception as exc:
+            _log.warning("asking the client's user failed for %r", request.name, exc_info=True)
+            return _error(f"asking the user failed ({type(exc).__name__}: {exc})")
         if answer.action != "accept":
-            return _error(f"the user did not answer ({answer.action}ed the question)")
+            verb = "declined" if answer.action == "decline" else "cancelled"
+            return _error(f"the user {verb} the question instead of answering it")
         return types.CallToolResult(content=[types.TextContent(text=str(
             answer.content.get("answer", "")))])
 

@@ -19,7 +19,7 @@ from agentkit.core.assembly import make_ctx
 from agentkit.core.contracts.types import ChatRequest, Message
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM
-from agentkit.integrations.mcp import build_server
+from agentkit.integrations.mcp import ElicitationUnavailable, build_server, elicit
 from agentkit.integrations.mcp.schemas import mcp_input_schema
 from agentkit.tools import Audio, File, Image, as_tool, ask_human, tool
 
@@ -334,3 +334,20 @@ async def test_a_tool_that_calls_the_model_directly_samples_with_its_settings() 
     assert result.content[0].text == "m2: tide pools at dusk"
     assert (seen[0].max_tokens, seen[0].temperature, seen[0].system_prompt) == (
         60, 0.2, "Answer in 17 syllables.")
+
+
+async def test_a_declined_question_and_elicit_outside_a_served_call_are_clear_errors() -> None:
+    async def shy(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    declined = await call(build_server([ask_human]), "ask_human", {"question": "Your age?"},
+                          elicitation_callback=shy)
+
+    assert (declined.is_error, declined.content[0].text) == (
+        True, "the user declined the question instead of answering it")
+    with pytest.raises(ElicitationUnavailable) as error:
+        await elicit("Your age?", {"type": "object", "properties": {}})
+    assert str(error.value) == (
+        "elicit() asks the user of an MCP client, and no served MCP call is running: call it "
+        "from a tool served with agentkit.integrations.mcp.serve"
+    )
