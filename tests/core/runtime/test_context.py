@@ -10,8 +10,7 @@ import pytest
 
 from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
 from agentkit.core.contracts.types import Autonomy, Scope
-from agentkit.core.runtime import CancelToken, Invoker, RunContext
-from agentkit.core.runtime.reporting import reporting_to
+from agentkit.core.runtime import CancelToken, Invoker, RunContext, reporting_to
 from agentkit.core.testing import FakeLLM, make_test_ctx
 from agentkit.state.stores.memory import InMemoryStore
 
