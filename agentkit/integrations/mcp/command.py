@@ -90,24 +90,12 @@ def _http_access(
                 f"--token-env {token_env}: the environment variable {token_env} is not set "
                 "or empty; set it to a long random secret"
             )
-    try:
-        _check_http_access(host, port, token, insecure_no_auth, allow_hosts, allow_origins)
+    try:  # refused here, before the target is imported, as serve() would refuse it
+        check_exposure(host, token, insecure_no_auth)
+        transport_security(host, port, allow_hosts or None, allow_origins or None)
     except ValueError as exc:
         raise UsageError(f"--http {http}: {exc}") from None
     return token
-
-
-def _check_http_access(
-    host: str,
-    port: int,
-    token: str | None,
-    insecure_no_auth: bool,
-    allow_hosts: Sequence[str] | None,
-    allow_origins: Sequence[str] | None,
-) -> None:
-    """Raise ValueError, before anything is imported, for an exposure serve() would refuse."""
-    check_exposure(host, token, insecure_no_auth)
-    transport_security(host, port, allow_hosts or None, allow_origins or None)
 
 
 def _split(target: str) -> tuple[str, str | None]:
