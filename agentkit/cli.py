@@ -11,12 +11,10 @@ import sys
 from collections.abc import Sequence
 
 import agentkit
+from agentkit.tool_modules import UsageError
 
-__all__ = ["main"]
+__all__ = ["UsageError", "main"]
 
-
-class UsageError(Exception):
-    """A mistake on the command line or in what it points at; printed as one line."""
 
 
 def _parser() -> argparse.ArgumentParser:

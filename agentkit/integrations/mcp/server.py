@@ -105,8 +105,9 @@ class _ServedTools:
         if self._approve is None:
             return (
                 f"tool {request.name!r} needs a human's approval and this MCP server has no "
-                "way to ask for it, so the call did not run. Start the server with "
-                "serve(..., approve=callback) to let a person decide"
+                "way to ask for it, so the call did not run. A person can approve it only when "
+                "the server is started from Python with serve(..., approve=callback); the "
+                "agentkit mcp serve command cannot ask anyone"
             )
         try:
             decision = self._approve(request)
