@@ -1,12 +1,15 @@
 """The ``agentkit`` command: the demo, tool inspection, and the MCP server.
 
 User mistakes (a module that does not import, a bad model spec) are one clear line on
-stderr and exit status 2; nothing here prints a traceback for them.
+stderr and exit status 2; nothing here prints a traceback for them. When whatever reads
+stdout goes away (``| head -1``) the command stops quietly with status 141, as a
+command ended by SIGPIPE does.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -14,6 +17,8 @@ import agentkit
 from agentkit.tool_modules import UsageError
 
 __all__ = ["UsageError", "main"]
+
+_SIGPIPE_STATUS = 128 + 13
 
 
 
@@ -71,9 +76,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     parser = _parser()
-    args = parser.parse_args(argv)
     try:
-        return _dispatch(args, parser)
+        args = parser.parse_args(argv)
+        status = _dispatch(args, parser)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _stdout_closed()
     except (UsageError, ImportError) as exc:
         # ImportError here is an optional extra that is not installed; its message
         # names the pip command that installs it.
@@ -81,6 +90,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout left (``agentkit ... | head -1``): stop quietly with the
+    status a shell reports for a command that SIGPIPE ended, 128 + 13."""
+    # Point stdout at /dev/null so the interpreter's last flush has nowhere to fail.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return _SIGPIPE_STATUS
 
 
 if __name__ == "__main__":

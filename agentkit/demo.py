@@ -231,6 +231,8 @@ def run_demo(model: str | None = None) -> int:
     try:
         llm, model_id = _live_llm(spec)
         return asyncio.run(_demo(llm, model_id, scripted=False))
+    except BrokenPipeError:
+        raise  # stdout's reader left; the command line ends quietly
     except Exception as error:
         return _fail(spec, error)
 

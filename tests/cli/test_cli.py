@@ -177,3 +177,28 @@ def test_inspect_lists_plain_functions_it_takes_as_read_only(tmp_path: Path) -> 
     ]
     as_json = agentkit_cmd("tools", "inspect", "agent_mod.py", "--json", cwd=tmp_path)
     assert [t["bare_function"] for t in json.loads(as_json.stdout)["tools"]] == [True]
+
+
+def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the command with its stdout a pipe whose reader is gone, as under `| true`."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {k: v for k, v in os.environ.items() if k != "AGENTKIT_MODEL"}
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "agentkit", *args], stdout=write_end, stderr=subprocess.PIPE,
+            text=True, cwd=HERE, env=env, timeout=60, check=False,
+        )
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_stdout_ends_the_command_quietly_with_the_sigpipe_status() -> None:
+    runs = (("tools", "inspect", "page_tools"), ("tools", "inspect", "page_tools", "--json"),
+            ("demo",))
+    for args in runs:
+        result = _with_closed_stdout(*args)
+        assert (result.returncode, result.stderr) == (141, ""), args
+
