@@ -14,12 +14,21 @@ import sys
 from collections.abc import Sequence
 
 import agentkit
-from agentkit.tool_modules import UsageError
+from agentkit._examples import EXAMPLE_SPECS
 
 __all__ = ["UsageError", "main"]
 
+
+class UsageError(Exception):
+    """A mistake on the command line or in what it points at; printed as one line."""
+
+
 _SIGPIPE_STATUS = 128 + 13
 
+
+def _examples() -> str:
+    *first, last = EXAMPLE_SPECS.values()
+    return f"{', '.join(first)} or {last}"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,8 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--model",
-        help="a model spec such as anthropic:claude-sonnet-4-5 or openai:gpt-4o-mini "
-        "(default: $AGENTKIT_MODEL, else the offline scripted model)",
+        help=f"a model spec: PROVIDER:MODEL[@BASE_URL], such as {_examples()} (default: "
+        "$AGENTKIT_MODEL, else the offline scripted model)",
     )
 
     tools = commands.add_parser("tools", help="look at tools as the model sees them")

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from agentkit.agents import (
@@ -30,7 +32,9 @@ from agentkit.agents import (
     ToolResultEvent,
 )
 from agentkit.agents.cognition import ReActCognition
+from agentkit._examples import EXAMPLE_SPECS
 from agentkit.core.assembly import make_ctx
+from agentkit.core.contracts.errors import AgentkitError
 from agentkit.core.contracts.ports import LLM
 from agentkit.core.contracts.types import Message, ToolCall
 from agentkit.core.policies import DEFAULT_PRICES, Budget
@@ -170,7 +174,9 @@ async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
     )
     if scripted:
         print("agentkit demo: SCRIPTED and offline. No model is called: FakeLLM plays the")
-        print("model from the script in agentkit/demo.py. Real model: agentkit demo --model SPEC")
+        print("model from the script in agentkit/demo.py. With a real model:")
+        print(f"  {_pip()} install {_extra('anthropic')}")
+        print(f"  ANTHROPIC_API_KEY=... {_command()} demo --model {EXAMPLE_SPECS['anthropic']}")
     else:
         print(f"agentkit demo: live, against {model!r}. Gated calls are approved")
         print("automatically once printed (a real deployment would ask a human).")
@@ -202,6 +208,45 @@ async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
     return 0 if result.stop_reason == "complete" else 1
 
 
+def _command() -> str:
+    """How this command was run, so the banner's advice works where the user is: the
+    ``agentkit`` on PATH, ``.venv/bin/agentkit`` after ``make demo``, or ``python -m``."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if Path(argv0).name == "__main__.py" or not argv0:
+        return "python -m agentkit"
+    here = Path(argv0).resolve()
+    on_path = shutil.which("agentkit")
+    if on_path is not None and Path(on_path).resolve() == here:
+        return "agentkit"
+    return _relative(here)
+
+
+def _pip() -> str:
+    """The pip of the environment agentkit runs in."""
+    pip = Path(sys.executable).with_name("pip")
+    on_path = shutil.which("pip")
+    if on_path is not None and Path(on_path).resolve() == pip.resolve():
+        return "pip"
+    return _relative(pip) if pip.exists() else f"{_relative(Path(sys.executable))} -m pip"
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _extra(name: str) -> str:
+    """The install argument for an extra: the working tree when agentkit runs from a
+    clone (an editable install), the package index otherwise."""
+    root = Path(__file__).resolve().parents[1]
+    if (root / "pyproject.toml").is_file() and (root / "agentkit" / "demo.py").is_file():
+        where = "." if root == Path.cwd() else _relative(root)
+        return f"-e '{where}[{name}]'"
+    return f"'agentkit-framework[{name}]'"
+
+
 def _live_llm(spec: str) -> tuple[LLM, str]:
     """The provider's LLM for ``spec`` and the model id to give the Agent."""
     # Imported here: the offline demo needs no provider module at all.
@@ -214,7 +259,10 @@ def _live_llm(spec: str) -> tuple[LLM, str]:
 
 def _fail(spec: str, error: BaseException) -> int:
     detail = str(error).strip().splitlines()
-    reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    if isinstance(error, AgentkitError | ValueError | ImportError) and detail:
+        reason = detail[0]  # ours, or a bad spec or a missing extra: it says it all
+    else:
+        reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
     print(f"agentkit demo: model {spec!r} failed: {reason}", file=sys.stderr)
     return 2
 

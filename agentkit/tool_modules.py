@@ -3,7 +3,8 @@ takes one (``agentkit tools inspect``, ``agentkit mcp serve``).
 
 One loader, so every command judges a module the same way, with the same messages and
 exit statuses: a target that cannot be used (no such file, a directory, an import that
-fails, an ATTR that holds no tools, no tools at all) is a :class:`UsageError`, one line
+fails, an ATTR that holds no tools, no tools at all) is a
+:class:`~agentkit.cli.UsageError`, one line
 and status 2; tools that are defined wrongly (a ``@tool`` mistake, two tools under one
 name) are :class:`~agentkit.tools.definition_problems.DefinitionProblem` entries, each
 printed as ``error: FILE:LINE: message``, and status 1.
@@ -26,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from agentkit.cli import UsageError
 from agentkit.core.contracts.ports import Tool
 from agentkit.tools.definition_problems import (
     BrokenTool,
@@ -38,7 +40,6 @@ __all__ = [
     "DEFINITION_PROBLEMS_STATUS",
     "USAGE_ERROR_STATUS",
     "LoadedTools",
-    "UsageError",
     "load_tools",
     "print_problems",
     "short_path",
@@ -49,10 +50,6 @@ USAGE_ERROR_STATUS = 2
 """Exit status for a mistake on the command line or in what it points at."""
 DEFINITION_PROBLEMS_STATUS = 1
 """Exit status when the target's tools are defined wrongly."""
-
-
-class UsageError(Exception):
-    """A mistake on the command line or in what it points at; printed as one line."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,12 @@ import contextlib
 import sys
 from pathlib import Path
 
+from agentkit.cli import UsageError
 from agentkit.core.contracts.ports import Tool
 from agentkit.integrations.mcp.server import parse_host_port, serve
 from agentkit.tool_modules import (
     DEFINITION_PROBLEMS_STATUS,
     LoadedTools,
-    UsageError,
     load_tools,
     print_problems,
 )
