@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentkit._examples import EXAMPLE_SPECS
 from agentkit.agents import (
     Agent,
     AgentResult,
@@ -32,7 +33,6 @@ from agentkit.agents import (
     ToolResultEvent,
 )
 from agentkit.agents.cognition import ReActCognition
-from agentkit._examples import EXAMPLE_SPECS
 from agentkit.core.assembly import make_ctx
 from agentkit.core.contracts.errors import AgentkitError
 from agentkit.core.contracts.ports import LLM
