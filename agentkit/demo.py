@@ -27,7 +27,6 @@ from agentkit.agents import (
     AgentResult,
     FinalEvent,
     StepEvent,
-    Suspended,
     TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -146,7 +145,8 @@ async def _approve(
     agent: Agent, ctx: RunContext, result: AgentResult, *, scripted: bool
 ) -> AgentResult:
     """Approve every held call of a suspended run, resume it, print what followed."""
-    suspended: Suspended = result.evals["suspended"]
+    suspended = result.suspended
+    assert suspended is not None  # stop_reason == "suspended"
     _say("PAUSED", f"run {suspended.run_id} is {suspended.reason}; nothing of this turn ran")
     for call in suspended.pending:
         _say("held", f"{call.id} {call.name} {dict(call.arguments)!r}")
