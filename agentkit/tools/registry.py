@@ -44,7 +44,6 @@ def as_registered_tool(candidate: Tool | Callable[..., Any]) -> Tool:
     if inspect.isroutine(candidate) or (callable(candidate) and not looks_like_tool):
         tool = FunctionTool.from_callable(candidate)
         _bare_tools.add(tool)
-        _warn_bare_function(candidate, tool.name)
         return tool
     missing = [a for a in _TOOL_ATTRIBUTES if not hasattr(candidate, a)]
     raise ToolDefinitionError(
@@ -63,7 +62,7 @@ def is_bare_function_tool(tool: object) -> bool:
         return False
 
 
-def _warn_bare_function(fn: Callable[..., Any], name: str) -> None:
+def _warn_bare_function(fn: object, name: str) -> None:
     """Warn, once per function, that a plain function is taken as read-only."""
     try:
         if fn in _warned:
@@ -117,6 +116,9 @@ class ToolRegistry:
         """Add ``tool``; a plain callable goes through ``FunctionTool.from_callable``
         (``side_effecting=False``). Returns the registered Tool."""
         registered = as_registered_tool(tool)
+        if registered is not tool and is_bare_function_tool(registered):
+            # A tool the model can call, whose effects nobody declared.
+            _warn_bare_function(tool, registered.name)
         if registered.name in self._tools and not replace:
             raise ValueError(
                 f"ToolRegistry: tool {registered.name!r} already registered. "
