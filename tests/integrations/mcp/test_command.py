@@ -147,3 +147,28 @@ def test_the_cli_prints_a_bad_target_on_one_line_and_exits_2(
         "agentkit: error: --http: expected HOST:PORT such as 127.0.0.1:8000, got 'localhost'",
         f"agentkit: error: no such file: '{holders.parent}/missing.py'",
     ]
+
+
+def test_the_command_says_at_start_up_what_it_can_do_about_approval_tools(
+    script: Callable[[str, str], Path],
+) -> None:
+    import subprocess
+
+    shop = script("shop.py", '''
+        from agentkit.tools import tool
+
+        @tool(side_effecting=True, requires_approval=True)
+        def refund(order_id: str) -> str:
+            """Issue a refund against a customer order and return the confirmation id."""
+            return order_id
+    ''')
+    result = subprocess.run(  # stdin at EOF: the stdio server starts, then ends cleanly
+        [sys.executable, "-m", "agentkit", "mcp", "serve", str(shop)], stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", (
+        "agentkit mcp serve: ['refund'] need a human's approval, which this command cannot ask "
+        "for, so every call to them will be refused. To serve them, start the server from "
+        "Python with serve(tools, approve=callback); to leave them out, name a list of the "
+        f"other tools: agentkit mcp serve {shop}:ATTR\n"
+    ))
