@@ -16,6 +16,7 @@ import pytest
 
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.state.codec import register
 from agentkit.state.stores.sqlite import SQLiteStore
 
 
@@ -23,6 +24,9 @@ from agentkit.state.stores.sqlite import SQLiteStore
 class Receipt:
     id: str
     amount: int
+
+
+register(Receipt, tag="tests.sqlite.Receipt")
 
 
 @pytest.fixture
