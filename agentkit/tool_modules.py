@@ -4,10 +4,10 @@ takes one (``agentkit tools inspect``, ``agentkit mcp serve``).
 One loader, so every command judges a module the same way, with the same messages and
 exit statuses: a target that cannot be used (no such file, a directory, an import that
 fails, an ATTR that holds no tools, no tools at all) is a
-:class:`~agentkit.cli.UsageError`, one line
-and status 2; tools that are defined wrongly (a ``@tool`` mistake, two tools under one
-name) are :class:`~agentkit.tools.definition_problems.DefinitionProblem` entries, each
-printed as ``error: FILE:LINE: message``, and status 1.
+:class:`~agentkit.cli.UsageError`, one line and status 2; tools that are defined wrongly
+(a ``@tool`` mistake, two tools under one name) are
+:class:`~agentkit.tools.definition_problems.DefinitionProblem` entries, each printed as
+``error: FILE:LINE: message``, and status 1.
 
 The module is imported with ``@tool`` collecting its definition errors instead of
 raising the first, so every problem in the file is reported at once.
@@ -34,11 +34,10 @@ from agentkit.tools.definition_problems import (
     DefinitionProblem,
     collect_definition_problems,
 )
-from agentkit.tools.registry import ToolRegistry, is_bare_function_tool
+from agentkit.tools.registry import ToolRegistry
 
 __all__ = [
     "DEFINITION_PROBLEMS_STATUS",
-    "USAGE_ERROR_STATUS",
     "LoadedTools",
     "load_tools",
     "print_problems",
@@ -46,10 +45,9 @@ __all__ = [
     "source_of",
 ]
 
-USAGE_ERROR_STATUS = 2
-"""Exit status for a mistake on the command line or in what it points at."""
 DEFINITION_PROBLEMS_STATUS = 1
-"""Exit status when the target's tools are defined wrongly."""
+"""Exit status when the target's tools are defined wrongly (a :class:`UsageError` is
+status 2, set where the command line prints it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +63,6 @@ class LoadedTools:
     see ``problems``)."""
     problems: tuple[DefinitionProblem, ...]
     """Tools that failed to define, and names taken by two different tools."""
-
-    @property
-    def bare_functions(self) -> tuple[Tool, ...]:
-        """The tools made from plain functions (``ReActCognition(tools=[fn])``), which
-        are treated as ``side_effecting=False`` because nothing declared otherwise."""
-        return tuple(tool for tool in self.tools if is_bare_function_tool(tool))
 
     def registry(self) -> ToolRegistry:
         """The tools as a registry; only call it when ``problems`` is empty."""
