@@ -146,7 +146,8 @@ async def _approve(
 ) -> AgentResult:
     """Approve every held call of a suspended run, resume it, print what followed."""
     suspended = result.suspended
-    assert suspended is not None  # stop_reason == "suspended"
+    if suspended is None:
+        raise RuntimeError(f"a {result.stop_reason} run has nothing to approve")
     _say("PAUSED", f"run {suspended.run_id} is {suspended.reason}; nothing of this turn ran")
     for call in suspended.pending:
         _say("held", f"{call.id} {call.name} {dict(call.arguments)!r}")
