@@ -241,11 +241,19 @@ def _relative(path: Path) -> str:
 def _extra(name: str) -> str:
     """The install argument for an extra: the working tree when agentkit runs from a
     clone (an editable install), the package index otherwise."""
+    root = _clone()
+    if root is None:
+        return f"'agentkit-framework[{name}]'"
+    where = "." if root == Path.cwd() else _relative(root)
+    return f"-e '{where}[{name}]'"
+
+
+def _clone() -> Path | None:
+    """The repository agentkit runs from, when it is a clone rather than an install."""
     root = Path(__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file() and (root / "agentkit" / "demo.py").is_file():
-        where = "." if root == Path.cwd() else _relative(root)
-        return f"-e '{where}[{name}]'"
-    return f"'agentkit-framework[{name}]'"
+        return root
+    return None
 
 
 def _live_llm(spec: str) -> tuple[LLM, str]:
@@ -264,6 +272,9 @@ def _fail(spec: str, error: BaseException) -> int:
         reason = detail[0]  # ours, or a bad spec or a missing extra: it says it all
     else:
         reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    if isinstance(error, ImportError) and _clone() is not None:
+        # The message names the package index; a clone installs its own tree instead.
+        reason += f" (in this clone: {_pip()} install {_extra(spec.partition(':')[0])})"
     print(f"agentkit demo: model {spec!r} failed: {reason}", file=sys.stderr)
     return 2
 

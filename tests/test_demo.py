@@ -151,3 +151,19 @@ def test_a_local_openai_compatible_server_needs_no_key() -> None:
     assert "final   complete after 1 model calls; 12 input + 3 output tokens" in result.stdout
     # No key was configured, so none of the user's was sent: only a placeholder.
     assert _ChatServer.seen == [("/v1/chat/completions", "Bearer no-key")]
+
+
+def test_a_missing_provider_sdk_names_the_clones_install_line(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['anthropic'] = None\n")
+    env = {**_keyless_env(), "PYTHONPATH": str(tmp_path), "ANTHROPIC_API_KEY": "sk-ant-x"}
+    result = subprocess.run(
+        [sys.executable, "-m", "agentkit", "demo", "--model", "anthropic:claude-sonnet-4-6"],
+        capture_output=True, text=True, timeout=60, env=env, check=False, cwd=ROOT,
+    )
+    stderr = re.sub(r"\(in this clone: \S+ install ", "(in this clone: <pip> install ",
+                    result.stderr)
+    assert (result.returncode, result.stdout, stderr) == (2, "", (
+        "agentkit demo: model 'anthropic:claude-sonnet-4-6' failed: the Anthropic provider "
+        "needs the 'anthropic' package: pip install \"agentkit-framework[anthropic]\" (in this "
+        "clone: <pip> install -e '.[anthropic]')\n"
+    ))
