@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -256,6 +258,31 @@ class _Assembly:
         )
 
 
+# What a server that needs no key (Ollama, vLLM, llama.cpp) is sent: the SDK insists on
+# some key, and these servers ignore the Authorization header.
+_NO_KEY = "no-key"
+
+
+def _api_key(api_key: str | None, base_url: str | None) -> str | None:
+    """The key to give the SDK: ``api_key``, else ``OPENAI_API_KEY`` (None lets the SDK
+    read it), else a placeholder when a server address is set; with neither a key nor an
+    address, the same one-line error as the Anthropic provider."""
+    if api_key is not None or os.environ.get("OPENAI_API_KEY"):
+        return api_key
+    if base_url is not None or os.environ.get("OPENAI_BASE_URL"):
+        return _NO_KEY
+    raise ProviderError(
+        "openai: no credentials: set OPENAI_API_KEY or pass OpenAILLM(api_key=...) (a "
+        "local OpenAI-compatible server needs only its address: openai:MODEL@http://HOST/v1)",
+        provider="openai",
+        transient=False,
+        kind="authentication",
+    )
+
+
+_OPENAI_HOSTS = ("api.openai.com",)
+"""Where ``prompt_cache_key="auto"`` sends a key: servers known to accept the field."""
+
 CacheKey = str | Callable[[ChatRequest, "RunContext"], str | None] | None
 """``OpenAILLM(prompt_cache_key=...)``: ``"auto"``, a fixed key, a function of the request
 and context, or None."""
@@ -277,13 +304,15 @@ class OpenAILLM:
     ``api_key`` defaults to ``OPENAI_API_KEY`` and ``base_url`` to ``OPENAI_BASE_URL``,
     as the SDK defines them; ``timeout`` (seconds) and ``max_retries`` go to the SDK
     client. Left unset, ``max_retries`` is the SDK's default outside an agentkit
-    ``retry()`` and 0 inside one, so that each ``retry()`` attempt is one request. For a
-    local server that needs no key, any ``api_key`` will do.
+    ``retry()`` and 0 inside one, so that each ``retry()`` attempt is one request.
+    A server set by ``base_url`` (or ``OPENAI_BASE_URL``) needs no key: without
+    one, a placeholder it ignores is sent. With neither a key nor a server address the
+    constructor raises :class:`ProviderError` (``kind="authentication"``).
 
-    ``prompt_cache_key`` is sent with every request: ``"auto"`` (the default) derives it
-    with :func:`default_cache_key`; a string is sent as it is; a function
-    ``(request, ctx) -> str | None`` chooses per request; None sends none (for a server
-    that refuses fields it does not know).
+    ``prompt_cache_key``: ``"auto"`` (the default) sends :func:`default_cache_key` to
+    OpenAI's own API and nothing to other servers, some of which refuse fields they do
+    not know; a string is sent as it is, and a function ``(request, ctx) -> str | None``
+    chooses per request, to any server; None sends none.
     """
 
     provider = "openai"
@@ -311,18 +340,22 @@ class OpenAILLM:
                 import openai
             except ImportError:
                 raise missing_extra("OpenAI", "openai") from None
-            options = client_options(api_key, base_url, timeout, max_retries)
+            options = client_options(
+                _api_key(api_key, base_url), base_url, timeout, max_retries
+            )
             client = openai.AsyncOpenAI(**options)
             self._clients = SdkClients(client, retries_chosen=max_retries is not None)
         else:
             self._clients = SdkClients(client, retries_chosen=True)
         self.client = client
         self.prices = prices
+        host = getattr(getattr(client, "base_url", None), "host", None)
+        self._openai_itself = host in _OPENAI_HOSTS
 
     def _cache_key(self, request: ChatRequest, ctx: RunContext) -> str | None:
         chosen = self.prompt_cache_key
         if chosen == "auto":
-            return default_cache_key(request, ctx)
+            return default_cache_key(request, ctx) if self._openai_itself else None
         if chosen is None or isinstance(chosen, str):
             return chosen
         return chosen(request, ctx)

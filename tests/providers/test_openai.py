@@ -71,7 +71,6 @@ async def test_a_react_run_maps_tools_calls_and_results_exactly(wire: WireServer
     first, second = wire.bodies()
     assert first == {
         "model": MODEL,
-        "prompt_cache_key": "agentkit-5eba08134372aac49ef9767b9f4d39fc",
         "messages": [
             {"role": "system", "content": "You answer questions about cities."},
             {"role": "user", "content": "How big is Lisbon?"},

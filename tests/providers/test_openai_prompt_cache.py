@@ -43,7 +43,19 @@ def streamed(text: str, prompt: int, cached: int) -> Reply:
 
 
 def llm(wire: WireServer, **options: Any) -> OpenAILLM:
+    """A provider talking to the test server by its own address (not OpenAI's)."""
     return OpenAILLM(api_key="sk-test", base_url=f"{wire.url}/v1", max_retries=0, **options)
+
+
+def via_openai(wire: WireServer) -> OpenAILLM:
+    """A provider addressed to OpenAI's own API, whose requests the test server receives
+    as an HTTP proxy: nothing leaves the machine."""
+    import httpx2
+    import openai
+
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url="http://api.openai.com/v1",
+                                max_retries=0, http_client=httpx2.AsyncClient(proxy=wire.url))
+    return OpenAILLM(client=client)
 
 
 def expected_key(agent: str, scope: str) -> str:
@@ -59,10 +71,11 @@ async def test_the_key_is_one_per_agent_and_scope_and_cached_tokens_are_read(
     wire.reply(completion("Lisbon.", 2000, 1920), completion("Porto.", 2000, 1920),
                completion("Faro.", 2000, 0))
     scope = Scope("7", "1")
-    first = await ATLAS.run("Capital?", make_test_ctx(llm=llm(wire), scope=scope))
-    await ATLAS.run("Second city?", make_test_ctx(llm=llm(wire), scope=scope))
-    await ATLAS.run("South?", make_test_ctx(llm=llm(wire), scope=Scope("8", "1")))
+    first = await ATLAS.run("Capital?", make_test_ctx(llm=via_openai(wire), scope=scope))
+    await ATLAS.run("Second city?", make_test_ctx(llm=via_openai(wire), scope=scope))
+    await ATLAS.run("South?", make_test_ctx(llm=via_openai(wire), scope=Scope("8", "1")))
 
+    assert wire.requests[0].path == "http://api.openai.com/v1/chat/completions"
     keys = [body["prompt_cache_key"] for body in wire.bodies()]
     assert keys == [expected_key("atlas", "org7:dom1")] * 2 + [expected_key("atlas", "org8:dom1")]
     usage = first.usage
@@ -72,7 +85,7 @@ async def test_the_key_is_one_per_agent_and_scope_and_cached_tokens_are_read(
 
 async def test_streaming_sends_the_key_and_reads_cached_tokens(wire: WireServer) -> None:
     wire.reply(streamed("Lisbon.", 3000, 2944))
-    events = [e async for e in ATLAS.stream("Capital?", make_test_ctx(llm=llm(wire)))]
+    events = [e async for e in ATLAS.stream("Capital?", make_test_ctx(llm=via_openai(wire)))]
 
     final = events[-1]
     assert isinstance(final, FinalEvent)
@@ -82,17 +95,20 @@ async def test_streaming_sends_the_key_and_reads_cached_tokens(wire: WireServer)
 
 
 async def test_the_key_can_be_fixed_chosen_per_request_or_left_out(wire: WireServer) -> None:
-    wire.reply(*(completion("ok", 10, 0) for _ in range(4)))
+    wire.reply(*(completion("ok", 10, 0) for _ in range(6)))
     request = ChatRequest(model=MODEL, messages=(Message("user", "hi"),), agent="atlas")
     ctx = make_test_ctx()
     await llm(wire, prompt_cache_key="support-bot").chat(request, ctx)
     await llm(wire, prompt_cache_key=lambda r, c: f"{r.agent}/{c.scope.key()}").chat(request, ctx)
+    await llm(wire, prompt_cache_key=default_cache_key).chat(request, ctx)
     await llm(wire, prompt_cache_key=None).chat(request, ctx)
-    await llm(wire).chat(ChatRequest(model=MODEL, messages=(Message("user", "hi"),)), ctx)
+    # "auto" sends no key to a server that is not OpenAI's, nor for a request no agent made.
+    await llm(wire).chat(request, ctx)
+    await via_openai(wire).chat(ChatRequest(model=MODEL, messages=(Message("user", "hi"),)), ctx)
 
     bodies = wire.bodies()
     assert [b.get("prompt_cache_key") for b in bodies] == [
-        "support-bot", "atlas/org0:dom0", None, None,
+        "support-bot", "atlas/org0:dom0", expected_key("atlas", "org0:dom0"), None, None, None,
     ]
     assert default_cache_key(request, ctx) == expected_key("atlas", "org0:dom0")
 

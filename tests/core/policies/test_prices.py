@@ -10,6 +10,7 @@ import pytest
 
 from agentkit.core.contracts.types import Usage
 from agentkit.core.policies import DEFAULT_PRICES, ModelPrice, PriceTable
+from agentkit.providers.spec import EXAMPLE_SPECS, parse_model_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL_ID = re.compile(
@@ -30,6 +31,11 @@ def test_every_model_id_the_docs_and_the_demo_mention_has_a_price() -> None:
     mentioned = mentioned_model_ids()
     assert {"claude-sonnet-4-6", "gpt-4o-mini"} <= mentioned  # the scan finds ids at all
     assert sorted(m for m in mentioned if DEFAULT_PRICES.price(m) is None) == []
+
+
+def test_every_hosted_example_spec_has_a_price() -> None:
+    hosted = [parse_model_spec(spec) for name, spec in EXAMPLE_SPECS.items() if name != "local"]
+    assert [s.model for s in hosted if DEFAULT_PRICES.price(s.model) is None] == []
 
 
 def test_anthropic_cache_writes_cost_more_by_lifetime_and_reads_a_tenth() -> None:
