@@ -256,10 +256,11 @@ def _merge_usage(totals: dict[str, int], parent: dict[str, Any], where: str) -> 
             totals[name] = value
     split = field(usage, "cache_creation", at, dict, nullable=True)
     if split is not None:
-        value = field(split, "ephemeral_1h_input_tokens", f"{at}.cache_creation", int,
-                      nullable=True)
-        if value:
-            totals["cache_creation_1h"] = value
+        # Present, the split says which lifetime each write had; absent, the writes had
+        # the lifetime this provider asked for.
+        totals["cache_creation_1h"] = field(
+            split, "ephemeral_1h_input_tokens", f"{at}.cache_creation", int, nullable=True
+        ) or 0
 
 
 def _priced_usage(

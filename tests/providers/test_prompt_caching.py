@@ -432,3 +432,19 @@ async def test_a_reply_that_splits_writes_by_lifetime_is_priced_per_lifetime(
     assert usage.cost_usd == pytest.approx(
         (10 * 3.0 + 4 * 15.0 + 2000 * 0.3 + 500 * 3.75 + 1000 * 6.0) / 1e6
     )
+
+
+async def test_writes_the_reply_says_were_five_minute_are_priced_so_under_a_1h_setting(
+    wire: WireServer,
+) -> None:
+    wire.reply(Reply(body={
+        "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+        "content": [{"type": "text", "text": "Lisbon."}], "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 1000,
+                  "cache_creation": {"ephemeral_5m_input_tokens": 1000,
+                                     "ephemeral_1h_input_tokens": 0}},
+    }))
+    single = Agent(name="atlas", model=MODEL, prompt="You answer briefly.")
+    result = await single.run("Capital?", make_test_ctx(llm=llm(wire.url, cache_ttl="1h")))
+    assert result.usage.cost_usd == pytest.approx(1000 * 3.75 / 1e6)
