@@ -300,6 +300,7 @@ class Agent:
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
         )
+        run.interrupted = frozenset(c.id for c in run.open_calls if c.id not in run.answered)
         run.extra_system = await self._recall(self._task_of(state), ctx)
         try:
             await run.save()

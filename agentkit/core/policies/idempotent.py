@@ -11,7 +11,22 @@ from agentkit.core.policies._keys import hash_arguments
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["idempotent"]
+__all__ = ["idempotency_key", "idempotent"]
+
+
+def idempotency_key(request: ToolRequest, ctx: RunContext, digest: str | None = None) -> str:
+    """The store key under which ``idempotent()`` records this call's result.
+
+    ``digest`` is the arguments' hash when already computed.
+    """
+    if digest is None:
+        digest = hash_arguments(request.arguments)
+    key = f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:{digest}"
+    if request.call_id is not None and (
+        getattr(request.tool, "idempotency_scope", "arguments") == "call"
+    ):
+        key = f"{key}:{request.call_id}"
+    return key
 
 
 def idempotent(store: Store | None = None, *, ttl: float | None = None) -> ToolMiddleware:
@@ -47,11 +62,7 @@ class _Idempotent:
         store = self._store if self._store is not None else ctx.store
         digest = hash_arguments(request.arguments)
         request.meta["arguments_sha256"] = digest  # audit() reuses it instead of rehashing
-        key = f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:{digest}"
-        if request.call_id is not None and (
-            getattr(request.tool, "idempotency_scope", "arguments") == "call"
-        ):
-            key = f"{key}:{request.call_id}"
+        key = idempotency_key(request, ctx, digest)
         request.meta["idempotency_key"] = key  # lets an outer retry() know a repeat is safe
         value, created = await store.get_or_set(
             key, lambda: call_next(request, ctx), ttl=self._ttl
