@@ -29,8 +29,10 @@ from agentkit.core.contracts.errors import (
     OutputCoercionError,
     RunCancelled,
     RunError,
+    RunTakenOver,
     ToolArgumentError,
     ToolNotFoundError,
+    VersionConflict,
 )
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
@@ -45,6 +47,7 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.runtime.context import RunContext
+from agentkit.state.owners import this_owner
 from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
@@ -112,13 +115,20 @@ class AgentRun:
             pending=FrozenDict(self.pending),
             decisions=self.decisions,
             repairs=self.repairs,
+            owner=this_owner(),
         )
 
     async def save(self) -> None:
-        """Write the checkpoint over the version this run last wrote (or loaded)."""
-        self.version = await self.checkpointer.save(
-            self.key, self.snapshot(), expected_version=self.version
-        )
+        """Write the checkpoint over the version this run last wrote (or loaded).
+
+        Raises :class:`RunTakenOver` when another worker has written since.
+        """
+        try:
+            self.version = await self.checkpointer.save(
+                self.key, self.snapshot(), expected_version=self.version
+            )
+        except VersionConflict:
+            raise RunTakenOver(self.run_id) from None
 
     def emit(self, event: AgentEvent) -> None:
         """Hand an event to the stream, when the run is being streamed."""

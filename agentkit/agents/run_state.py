@@ -54,3 +54,6 @@ class RunState:
     """The human's decisions for pending calls, given on resume."""
     repairs: int = 0
     """Output repair turns used."""
+    owner: str = ""
+    """The worker process that wrote this checkpoint (see
+    :mod:`agentkit.state.owners`): ``recover`` refuses to take a run from a live one."""

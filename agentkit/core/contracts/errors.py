@@ -16,6 +16,7 @@
     │   ├── BudgetExceeded
     │   ├── UnpricedModel
     │   └── RunNotResumable
+    │       └── RunTakenOver
     ├── ProviderError                      a model provider failed (transient or not)
     ├── VersionConflict                    state: another writer got there first
     ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
@@ -243,6 +244,18 @@ class RunNotResumable(RunError):
         self.run_id = run_id
         self.reason = reason
         super().__init__(f"run {run_id!r} cannot be resumed: {reason}")
+
+
+class RunTakenOver(RunNotResumable):
+    """This worker lost its run: another worker took it over (``recover`` from a machine
+    that could not tell this one was alive) and wrote a newer checkpoint. The worker
+    stops at once, without writing anything more."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            run_id,
+            "another worker took it over and saved a newer checkpoint; this worker stopped",
+        )
 
 
 class VersionConflict(AgentkitError):
