@@ -301,7 +301,7 @@ def dumps(value: Any) -> str:
     except _Unstorable as exc:
         raise NotStorable(exc.type_name, "$" + "".join(reversed(exc.path))) from None
     except RecursionError:
-        raise NotStorable("value nested too deeply", "$") from None
+        raise NotStorable(f"{type(value).__name__} nested too deeply", "$") from None
     try:
         return json.dumps(
             {"agentkit": FORMAT_VERSION, "value": body},
@@ -310,7 +310,7 @@ def dumps(value: Any) -> str:
             separators=(",", ":"),
         )
     except (ValueError, RecursionError) as exc:  # an int too long for str(), say
-        raise NotStorable(f"value JSON cannot hold ({exc})", "$") from None
+        raise NotStorable(f"{type(value).__name__} JSON cannot hold ({exc})", "$") from None
 
 
 # -- decoding -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.core.policies._keys import hash_arguments
@@ -64,9 +65,25 @@ class _Idempotent:
         request.meta["arguments_sha256"] = digest  # audit() reuses it instead of rehashing
         key = idempotency_key(request, ctx, digest)
         request.meta["idempotency_key"] = key  # lets an outer retry() know a repeat is safe
-        value, created = await store.get_or_set(
-            key, lambda: call_next(request, ctx), ttl=self._ttl
-        )
+        ran = False
+
+        async def run() -> Any:
+            nonlocal ran
+            value = await call_next(request, ctx)
+            ran = True
+            return value
+
+        try:
+            value, created = await store.get_or_set(key, run, ttl=self._ttl)
+        except NotStorable as exc:
+            if not ran:
+                raise
+            raise NotStorable(
+                exc.type_name,
+                exc.path,
+                context=f"tool {request.name!r} ran, but idempotent() could not record its "
+                "result, so repeating this call would act again: ",
+            ) from None
         request.meta["idempotency"] = "executed" if created else "replayed"
         return value
 
