@@ -44,6 +44,10 @@ FORMAT_VERSION = 1
 
 _TAG = "$"
 
+# Built once: json.dumps with non-default options builds a new encoder on every call.
+_json_text = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+_ENVELOPE_OPEN = f'{{"agentkit":{FORMAT_VERSION},"value":'
+
 Encoder = Callable[[Any], Mapping[str, Any]]
 Decoder = Callable[[dict[str, Any]], Any]
 
@@ -303,12 +307,7 @@ def dumps(value: Any) -> str:
     except RecursionError:
         raise NotStorable(f"{type(value).__name__} nested too deeply", "$") from None
     try:
-        return json.dumps(
-            {"agentkit": FORMAT_VERSION, "value": body},
-            ensure_ascii=True,
-            allow_nan=False,
-            separators=(",", ":"),
-        )
+        return _ENVELOPE_OPEN + _json_text(body) + "}"
     except (ValueError, RecursionError) as exc:  # an int too long for str(), say
         raise NotStorable(f"{type(value).__name__} JSON cannot hold ({exc})", "$") from None
 
