@@ -98,6 +98,7 @@ class AgentRun:
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
         self._intents: dict[str, str] = {}
+        self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
 
@@ -115,7 +116,7 @@ class AgentRun:
             pending=FrozenDict(self.pending),
             decisions=self.decisions,
             repairs=self.repairs,
-            owner=this_owner(),
+            owner=self._owner,
         )
 
     async def save(self) -> None:
