@@ -11,10 +11,17 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from agentkit.agents.history import HistoryPolicy, estimate_tokens
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
-from agentkit.core.contracts.errors import OutputCoercionError, RunNotResumable
+from agentkit.core.contracts.errors import (
+    OutputCoercionError,
+    RunNotResumable,
+    SessionBusy,
+    UnsupportedSetting,
+)
+from agentkit.core.contracts.types import ModelSettings
 
 __all__ = [
     "Agent",
@@ -23,17 +30,22 @@ __all__ = [
     "Autonomy",
     "Cognition",
     "FinalEvent",
+    "HistoryPolicy",
     "InterruptEvent",
+    "ModelSettings",
     "OutputCoercionError",
     "RunNotResumable",
+    "SessionBusy",
     "Skill",
     "StepEvent",
     "Suspended",
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "UnsupportedSetting",
     "Workflow",
     "WorkflowError",
     "WorkflowResult",
+    "estimate_tokens",
     "should_gate",
 ]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
 from agentkit.agents.events import AgentEvent, FinalEvent
+from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, validate_decisions
@@ -21,11 +23,12 @@ from agentkit.core.contracts.errors import (
 )
 from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.ports import Checkpointer
-from agentkit.core.contracts.types import Message
+from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.runtime.spans import open_span
 from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
 from agentkit.state.memory.source import MemoryItem, MemorySource
+from agentkit.state.sessions import SessionRecord, append_turn, load_session
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
 
@@ -91,11 +94,18 @@ class Agent:
     ``ctx.store``), so a run suspended for approval can be resumed with
     :meth:`resume`, and a run whose worker died can be continued with :meth:`recover`,
     in another process if the store is durable.
+
+    ``settings=`` (:class:`ModelSettings`) are the agent's model settings; a run's own
+    ``settings=`` override them field by field. ``run(task, ctx, session="...")``
+    continues a conversation kept in ``ctx.store`` under the context's scope: the model
+    sees the session's earlier turns, and the run's turn is appended once it completes.
+    ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries.
     """
 
     __slots__ = (
         "cognition",
         "description",
+        "history",
         "max_output_repairs",
         "memory",
         "memory_k",
@@ -104,6 +114,7 @@ class Agent:
         "output",
         "output_spec",
         "prompt",
+        "settings",
     )
 
     def __init__(
@@ -118,6 +129,8 @@ class Agent:
         max_output_repairs: int = 1,
         memory: MemorySource | None = None,
         memory_k: int = 5,
+        settings: ModelSettings | None = None,
+        history: HistoryPolicy | None = None,
         tools: None = None,
     ) -> None:
         if tools is not None:
@@ -134,6 +147,13 @@ class Agent:
             )
         if memory_k < 1:
             raise ValueError(f"memory_k must be at least 1, got {memory_k}")
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise TypeError(f"Agent(settings=...) takes a ModelSettings, got {settings!r}")
+        if history is not None and not isinstance(history, HistoryPolicy):
+            raise TypeError(
+                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...), "
+                f"got {history!r}"
+            )
         self.name = name
         self.model = model
         self.prompt = prompt
@@ -144,6 +164,8 @@ class Agent:
         self.max_output_repairs = max_output_repairs
         self.memory = memory
         self.memory_k = memory_k
+        self.settings = settings if settings is not None else ModelSettings()
+        self.history = history
 
     async def _recall(self, task: str, ctx: RunContext) -> str:
         """The system-prompt addition for ``task``: the memory's best items, or ""."""
@@ -156,7 +178,8 @@ class Agent:
 
     @staticmethod
     def _task_of(state: RunState) -> str:
-        return next((m.content for m in state.messages if m.role == "user"), "")
+        turn = state.messages[state.history_len :]
+        return next((m.content for m in turn if m.role == "user"), "")
 
     def _key(self, ctx: RunContext) -> str:
         # Nested runs (an agent called as a tool) may run several times, even at once,
@@ -166,22 +189,79 @@ class Agent:
             return f"{ctx.correlation_id}:{self.name}"
         return f"{ctx.correlation_id}:{self.name}:d{ctx.depth}:{new_run_id()}"
 
-    async def run(self, task: str, ctx: RunContext) -> AgentResult:
-        """Run the agent on ``task`` until it answers, suspends or stops."""
-        return await self._start(task, ctx, None)
+    async def run(
+        self,
+        task: str,
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> AgentResult:
+        """Run the agent on ``task`` until it answers, suspends or stops.
 
-    def stream(self, task: str, ctx: RunContext) -> AsyncIterator[AgentEvent]:
+        ``session=`` continues the conversation of that id in ``ctx.store`` (for
+        ``ctx.scope``); ``history=`` starts from messages the caller keeps instead
+        (``result.messages`` of the previous run continues it). ``settings=``
+        overrides the agent's model settings for this run.
+
+        Raises :class:`SessionBusy` when the run completed but another run appended a
+        turn to the session since this one read it; the result is on the error.
+        """
+        return await self._start(task, ctx, None, _Opening(session, history, settings))
+
+    def stream(
+        self,
+        task: str,
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> AsyncIterator[AgentEvent]:
         """Run the agent on ``task``, yielding typed events as they happen; the last is a
-        :class:`FinalEvent` with the :class:`AgentResult`."""
-        return _events(lambda sink: self._start(task, ctx, sink))
+        :class:`FinalEvent` with the :class:`AgentResult`. Keywords as for :meth:`run`."""
+        opening = _Opening(session, history, settings)
+        return _events(lambda sink: self._start(task, ctx, sink, opening))
 
     def stream_resume(
-        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext
+        self,
+        run_id: str,
+        decisions: Mapping[str, Any],
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """:meth:`resume`, yielding events as the continued run makes progress."""
-        return _events(lambda sink: self._resume(run_id, decisions, ctx, sink))
+        return _events(
+            lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings)
+        )
 
-    async def _start(self, task: str, ctx: RunContext, sink: EventSink | None) -> AgentResult:
+    async def _open(
+        self, ctx: RunContext, opening: _Opening
+    ) -> tuple[tuple[Message, ...], int, SessionRecord | None]:
+        """The history a new run starts from (trimmed by the agent's policy), the
+        session's version and record: the run's one read of its session."""
+        record: SessionRecord | None = None
+        version = 0
+        if opening.session is not None:
+            record, version = await load_session(ctx.store, ctx.scope, opening.session)
+            prior = record.messages
+        else:
+            prior = opening.history
+        if self.history is not None:
+            prior = self.history.trim(prior)
+        return prior, version, record
+
+    async def _start(
+        self,
+        task: str,
+        ctx: RunContext,
+        sink: EventSink | None,
+        opening: _Opening | None = None,
+    ) -> AgentResult:
+        opening = opening or _Opening()
         checkpointer = _checkpointer(ctx)
         key = self._key(ctx)
         existing, version = await _load(checkpointer, key, ctx.correlation_id)
@@ -197,16 +277,22 @@ class Agent:
                 + " or start the new run on a fresh context",
             )
         extra_system = await self._recall(task, ctx)
+        prior, session_version, record = await self._open(ctx, opening)
         state = RunState(
             run_id=ctx.correlation_id,
             agent=self.name,
             status="running",
-            messages=(Message(role="user", content=task),),
+            messages=(*prior, Message(role="user", content=task)),
+            settings=opening.settings,
+            session=opening.session,
+            history_len=len(prior),
+            session_version=session_version,
         )
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=checkpointer, sink=sink
         )
         run.extra_system = extra_system
+        run.loaded_session = record
         await run.save()
         return await self._advance(run)
 
@@ -237,7 +323,20 @@ class Agent:
             # and a new run on it is refused with advice to resume.
             await run.stop("error", exc)
             raise
-        return run.result()
+        result = run.result()
+        if run.session is not None and run.status == "complete":
+            await append_turn(
+                run.ctx.store,
+                run.ctx.scope,
+                run.session,
+                version=run.session_version,
+                messages=run.messages[run.history_len :],
+                turn=run.key,
+                run_id=run.run_id,
+                loaded=run.loaded_session,
+                result=result,
+            )
+        return result
 
     async def _claim(self, run_id: str, ctx: RunContext, *, want: str) -> tuple[RunState, int, str]:
         checkpointer = _checkpointer(ctx)
@@ -254,16 +353,23 @@ class Agent:
         run_id: str,
         decisions: Mapping[str, Any],
         ctx: RunContext,
+        *,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AgentResult:
         """Continue a suspended run with a human's decisions, per pending call id:
         ``"approve"``, ``"reject"`` (the model is told), a dict of edited arguments
         (validated like any model call), or ``{"answer": "..."}`` for ``ask_human``.
         A pending call with no decision is rejected.
 
+        A run started with ``session=`` appends its turn to that session when it
+        completes (``session=`` here, if given, must name the same session);
+        ``settings=`` overrides the model settings from here on.
+
         Raises :class:`RunNotResumable` when the run is not suspended, or when another
         worker resumed it first.
         """
-        return await self._resume(run_id, decisions, ctx, None)
+        return await self._resume(run_id, decisions, ctx, None, session, settings)
 
     async def _resume(
         self,
@@ -271,8 +377,11 @@ class Agent:
         decisions: Mapping[str, Any],
         ctx: RunContext,
         sink: EventSink | None,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AgentResult:
         state, version, key = await self._claim(run_id, ctx, want="suspended")
+        state = _continued(state, session, settings)
         checked = validate_decisions(run_id, state.pending, decisions)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
@@ -288,14 +397,22 @@ class Agent:
             raise RunNotResumable(run_id, "another worker resumed it first") from None
         return await self._advance(run)
 
-    async def recover(self, run_id: str, ctx: RunContext) -> AgentResult:
+    async def recover(
+        self,
+        run_id: str,
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
+    ) -> AgentResult:
         """Continue a run whose worker died between steps, from its last checkpoint.
 
         Finished tool calls are not run again. Taking the run over bumps its checkpoint
         version, so if the old worker was alive after all, its next save fails and it
-        stops: one writer per run.
+        stops: one writer per run. ``session=`` and ``settings=`` as for :meth:`resume`.
         """
         state, version, key = await self._claim(run_id, ctx, want="running")
+        state = _continued(state, session, settings)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
@@ -309,6 +426,61 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, cognition={self.cognition!r})"
+
+
+class _Opening:
+    """What a new run starts from: a session, or the caller's history, and settings."""
+
+    __slots__ = ("history", "session", "settings")
+
+    def __init__(
+        self,
+        session: str | None = None,
+        history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        if session is not None and history is not None:
+            raise ValueError(
+                "pass session= (history kept in ctx.store) or history= (history you keep), "
+                "not both"
+            )
+        if session is not None and (not isinstance(session, str) or not session):
+            raise ValueError(f"session= must be a non-empty string id, got {session!r}")
+        prior: tuple[Message, ...] = ()
+        if history is not None:
+            if isinstance(history, str | bytes) or not isinstance(history, Sequence):
+                raise TypeError(
+                    f"history= takes a sequence of Message (e.g. result.messages), "
+                    f"got {type(history).__name__}"
+                )
+            prior = tuple(history)
+            wrong = [i for i, m in enumerate(prior) if not isinstance(m, Message)]
+            if wrong:
+                raise TypeError(
+                    f"history= takes a sequence of Message; item(s) {wrong} are not "
+                    f"(the first is a {type(prior[wrong[0]]).__name__})"
+                )
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
+        self.session = session
+        self.history = prior
+        self.settings = settings if settings is not None else ModelSettings()
+
+
+def _continued(
+    state: RunState, session: str | None, settings: ModelSettings | None
+) -> RunState:
+    """A checkpoint continued by resume/recover, with the caller's settings applied."""
+    if session is not None and session != state.session:
+        raise ValueError(
+            f"run {state.run_id!r} belongs to session {state.session!r}, not {session!r}; "
+            "a run's turn goes to the session it started in (omit session= to use it)"
+        )
+    if settings is None:
+        return state
+    if not isinstance(settings, ModelSettings):
+        raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
+    return dataclasses.replace(state, settings=state.settings.merged(settings))
 
 
 async def _events(

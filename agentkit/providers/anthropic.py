@@ -5,6 +5,10 @@ Mapping, both ways:
 - tools: ``{"name", "description", "input_schema"}``, or a tool's own native declaration
   (``ToolSchema.native["anthropic"]``, e.g. the client-side memory tool);
 - the system prompt: the ``system`` parameter;
+- settings: ``temperature``, ``max_tokens``, ``top_p``, ``stop`` -> ``stop_sequences``,
+  ``tool_choice`` -> ``{"type": "auto" | "none" | "any" | "tool"}``,
+  ``parallel_tool_calls=False`` -> ``disable_parallel_tool_use``, ``extra`` -> extra body
+  fields; ``seed`` is refused (the API has none);
 - assistant tool calls: ``tool_use`` blocks; tool results: ``tool_result`` blocks (with
   ``is_error`` for failures) in the next user turn, consecutive results together;
 - usage: input, output, cache-read and cache-write tokens, priced from the price table;
@@ -19,7 +23,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import ProviderError
+from agentkit.core.contracts.errors import ProviderError, UnsupportedSetting
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -36,6 +40,7 @@ from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 from agentkit.providers._errors import as_provider_error, missing_extra
 from agentkit.providers._json import parse_arguments
 from agentkit.providers._sdk import client_options, priced
+from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -177,8 +182,7 @@ class AnthropicLLM:
             params["system"] = request.system
         if request.tools:
             params["tools"] = anthropic_tools(request.tools)
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
+        _apply_settings(params, request, self.provider)
         return params
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
@@ -261,6 +265,35 @@ class AnthropicLLM:
 
     def __repr__(self) -> str:
         return "AnthropicLLM()"
+
+
+def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
+    settings = request.settings
+    if settings.seed is not None:
+        raise UnsupportedSetting(
+            provider, "seed", "the Messages API has no seed, so sampling cannot be seeded"
+        )
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    if settings.stop:
+        params["stop_sequences"] = list(settings.stop)
+    choice = tool_choice(request, provider)
+    parallel = settings.parallel_tool_calls
+    if choice is not None or (parallel is not None and request.tools):
+        wire: dict[str, Any] = {"type": "auto"}
+        if choice == "none":
+            wire = {"type": "none"}
+        elif choice == "required":
+            wire = {"type": "any"}
+        elif choice not in (None, "auto"):
+            wire = {"type": "tool", "name": choice}
+        if parallel is not None and wire["type"] != "none":
+            wire["disable_parallel_tool_use"] = not parallel
+        params["tool_choice"] = wire
+    if settings.extra:
+        params["extra_body"] = extra_fields(settings.extra, params, provider)
 
 
 def _merge_usage(totals: dict[str, int], usage: Any) -> None:

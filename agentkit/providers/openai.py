@@ -7,6 +7,9 @@ Mapping, both ways:
 
 - tools: ``{"type": "function", "function": {"name", "description", "parameters"}}``;
 - the system prompt: a leading ``system`` message;
+- settings: ``temperature``, ``max_tokens``, ``top_p``, ``stop``, ``seed``,
+  ``tool_choice`` (a tool name -> ``{"type": "function", "function": {"name"}}``),
+  ``parallel_tool_calls`` (sent only with tools), ``extra`` -> extra body fields;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
 - tool results: ``role: tool`` messages with ``tool_call_id``;
@@ -38,6 +41,7 @@ from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 from agentkit.providers._errors import as_provider_error, missing_extra
 from agentkit.providers._json import parse_arguments
 from agentkit.providers._sdk import client_options, priced
+from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -115,6 +119,25 @@ def _usage(usage: Any, model: str, prices: PriceTable) -> Usage:
     return priced(counted, model, prices)
 
 
+def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
+    settings = request.settings
+    for name in ("max_tokens", "temperature", "top_p", "seed"):
+        value = getattr(settings, name)
+        if value is not None:
+            params[name] = value
+    if settings.stop:
+        params["stop"] = list(settings.stop)
+    choice = tool_choice(request, provider)
+    if choice in ("auto", "none", "required"):
+        params["tool_choice"] = choice
+    elif choice is not None:
+        params["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    if settings.parallel_tool_calls is not None and request.tools:
+        params["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.extra:
+        params["extra_body"] = extra_fields(settings.extra, params, provider)
+
+
 def _call(call_id: str, name: str, arguments: str) -> ToolCall:
     parsed, problem = parse_arguments(arguments)
     return ToolCall(call_id, name, parsed, arguments_error=problem)
@@ -157,10 +180,7 @@ class OpenAILLM:
         }
         if request.tools:
             params["tools"] = openai_tools(request.tools)
-        if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
+        _apply_settings(params, request, self.provider)
         return params
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
