@@ -5,10 +5,10 @@ Mapping, both ways:
 - tools: ``{"name", "description", "input_schema"}``, or a tool's own native declaration
   (``ToolSchema.native["anthropic"]``, e.g. the client-side memory tool);
 - the system prompt: the ``system`` parameter;
-- settings: ``temperature``, ``max_tokens``, ``top_p``, ``stop`` -> ``stop_sequences``,
-  ``tool_choice`` -> ``{"type": "auto" | "none" | "any" | "tool"}``,
-  ``parallel_tool_calls=False`` -> ``disable_parallel_tool_use``, ``extra`` -> extra body
-  fields; ``seed`` is refused (the API has none);
+- settings: ``max_tokens``, ``stop`` -> ``stop_sequences``, ``tool_choice`` ->
+  ``{"type": "auto" | "none" | "any" | "tool"}``, ``parallel_tool_calls`` ->
+  ``disable_parallel_tool_use``, ``extra`` -> extra body fields; ``temperature``,
+  ``top_p`` and ``seed`` are refused (the Messages API has no such parameters);
 - assistant tool calls: ``tool_use`` blocks; tool results: ``tool_result`` blocks (with
   ``is_error`` for failures) in the next user turn, consecutive results together;
 - usage: input, output, cache-read and cache-write tokens, priced from the price table;
@@ -267,16 +267,20 @@ class AnthropicLLM:
         return "AnthropicLLM()"
 
 
+# Sampling fields the Messages API (as its SDK defines it) does not take.
+_NO_SUCH_PARAMETER = ("temperature", "top_p", "seed")
+
+
 def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
     settings = request.settings
-    if settings.seed is not None:
-        raise UnsupportedSetting(
-            provider, "seed", "the Messages API has no seed, so sampling cannot be seeded"
-        )
-    if settings.temperature is not None:
-        params["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        params["top_p"] = settings.top_p
+    for name in _NO_SUCH_PARAMETER:
+        if getattr(settings, name) is not None:
+            raise UnsupportedSetting(
+                provider,
+                name,
+                f"the Messages API has no {name} parameter; if your model still accepts "
+                f"one, send it as ModelSettings(extra={{{name!r}: ...}})",
+            )
     if settings.stop:
         params["stop_sequences"] = list(settings.stop)
     choice = tool_choice(request, provider)
