@@ -111,11 +111,15 @@ async def test_model_calls_reserve_their_worst_case_and_charge_the_real_cost() -
     llm = FakeLLM.script([Turn(content="hi", usage=Usage(input_tokens=3, output_tokens=2))])
     budget = Budget(max_cost_usd=100.0)
     ctx = make_test_ctx(llm=llm, chat_middleware=[meter(prices)], budget=budget)
-    request = ChatRequest(model="m", messages=(Message("user", "x" * 40),), settings=ModelSettings(max_tokens=50))
+    request = ChatRequest(
+        model="m", messages=(Message("user", "x" * 40),), settings=ModelSettings(max_tokens=50)
+    )
     await ctx.invoker.chat(request, ctx)
     assert budget.spent_usd == pytest.approx(5.0)
     assert budget.reserved_usd == pytest.approx(0.0)
-    too_big = ChatRequest(model="m", messages=(Message("user", "x" * 40),), settings=ModelSettings(max_tokens=200))
+    too_big = ChatRequest(
+        model="m", messages=(Message("user", "x" * 40),), settings=ModelSettings(max_tokens=200)
+    )
     with pytest.raises(BudgetExceeded) as info:
         await ctx.invoker.chat(too_big, ctx)
     assert info.value.limit == "cost_usd"
