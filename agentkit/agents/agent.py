@@ -32,6 +32,8 @@ from agentkit.state.sessions import SessionRecord, append_turn, load_session
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
 
+_NO_SETTINGS = ModelSettings()
+
 
 class Cognition(Protocol):
     """How an agent gets from a task to an answer: drives an :class:`AgentRun`."""
@@ -164,7 +166,7 @@ class Agent:
         self.max_output_repairs = max_output_repairs
         self.memory = memory
         self.memory_k = memory_k
-        self.settings = settings if settings is not None else ModelSettings()
+        self.settings = settings if settings is not None else _NO_SETTINGS
         self.history = history
 
     async def _recall(self, task: str, ctx: RunContext) -> str:
@@ -464,7 +466,7 @@ class _Opening:
             raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
         self.session = session
         self.history = prior
-        self.settings = settings if settings is not None else ModelSettings()
+        self.settings = settings
 
 
 def _continued(
@@ -480,7 +482,8 @@ def _continued(
         return state
     if not isinstance(settings, ModelSettings):
         raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
-    return dataclasses.replace(state, settings=state.settings.merged(settings))
+    earlier = state.settings or _NO_SETTINGS
+    return dataclasses.replace(state, settings=earlier.merged(settings))
 
 
 async def _events(

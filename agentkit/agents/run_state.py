@@ -53,9 +53,9 @@ class RunState:
     """The human's decisions for pending calls, given on resume."""
     repairs: int = 0
     """Output repair turns used."""
-    settings: ModelSettings = field(default_factory=ModelSettings)
-    """The run's own ``settings=`` overrides; the agent's defaults are read from the
-    agent whenever a request is built, so a checkpoint does not freeze them."""
+    settings: ModelSettings | None = None
+    """The run's own ``settings=`` overrides, if any; the agent's defaults are read from
+    the agent whenever a request is built, so a checkpoint does not freeze them."""
     session: str | None = None
     """The session the run's turn is appended to when it completes."""
     history_len: int = 0

@@ -306,9 +306,9 @@ class ModelSettings:
     def merged(self, overrides: ModelSettings | None) -> ModelSettings:
         """These settings with every field ``overrides`` sets taking its place
         (``extra`` merges key by key)."""
-        if overrides is None or overrides == _NO_SETTINGS:
+        if overrides is None or not overrides.is_set():
             return self
-        if self == _NO_SETTINGS:
+        if not self.is_set():
             return overrides
         return ModelSettings(
             temperature=_pick(overrides.temperature, self.temperature),
@@ -323,7 +323,16 @@ class ModelSettings:
 
     def is_set(self) -> bool:
         """True when any field is set."""
-        return self != _NO_SETTINGS
+        return self is not _NO_SETTINGS and (
+            self.temperature is not None
+            or self.max_tokens is not None
+            or self.top_p is not None
+            or self.stop is not None
+            or self.tool_choice is not None
+            or self.parallel_tool_calls is not None
+            or self.seed is not None
+            or bool(self.extra)
+        )
 
 
 def _pick(first: Any, second: Any) -> Any:
