@@ -372,3 +372,13 @@ def test_a_suspended_turn_resumes_in_a_new_process_and_the_next_turn_sees_it(
         ["user", "order A-1, $10 please"], ["assistant", ""], ["tool", "refunded $10 on A-1"],
         ["assistant", "Refunded $10."], ["user", "thanks"],
     ]}
+
+
+async def test_a_turn_that_stops_without_completing_appends_nothing(store: Store) -> None:
+    llm = FakeLLM.script([Turn("hello"), Turn(tool_calls=(REFUND,))])
+    agent = Agent("desk", "fake", "p", cognition=ReActCognition([refund], max_iterations=1))
+    await agent.run("hi", make_test_ctx(llm, store=store, scope=SCOPE), session="s")
+    stopped = await agent.run("refund order A-1", make_test_ctx(llm, store=store, scope=SCOPE),
+                              session="s")
+    assert stopped.stop_reason == "max_iterations"
+    assert await read_session(store, SCOPE, "s") == (user("hi"), said("hello"))
