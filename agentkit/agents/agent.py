@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
+from agentkit.agents.conversation import Opening, commit_turn, continued
 from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.output import OutputSpec
@@ -28,7 +28,6 @@ from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.runtime.spans import open_span
 from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
 from agentkit.state.memory.source import MemoryItem, MemorySource
-from agentkit.state.sessions import SessionRecord, append_turn, load_session
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
 
@@ -210,7 +209,7 @@ class Agent:
         Raises :class:`SessionBusy` when the run completed but another run appended a
         turn to the session since this one read it; the result is on the error.
         """
-        return await self._start(task, ctx, None, _Opening(session, history, settings))
+        return await self._start(task, ctx, None, Opening(session, history, settings))
 
     def stream(
         self,
@@ -223,7 +222,7 @@ class Agent:
     ) -> AsyncIterator[AgentEvent]:
         """Run the agent on ``task``, yielding typed events as they happen; the last is a
         :class:`FinalEvent` with the :class:`AgentResult`. Keywords as for :meth:`run`."""
-        opening = _Opening(session, history, settings)
+        opening = Opening(session, history, settings)
         return _events(lambda sink: self._start(task, ctx, sink, opening))
 
     def stream_resume(
@@ -240,30 +239,14 @@ class Agent:
             lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings)
         )
 
-    async def _open(
-        self, ctx: RunContext, opening: _Opening
-    ) -> tuple[tuple[Message, ...], int, SessionRecord | None]:
-        """The history a new run starts from (trimmed by the agent's policy), the
-        session's version and record: the run's one read of its session."""
-        record: SessionRecord | None = None
-        version = 0
-        if opening.session is not None:
-            record, version = await load_session(ctx.store, ctx.scope, opening.session)
-            prior = record.messages
-        else:
-            prior = opening.history
-        if self.history is not None:
-            prior = self.history.trim(prior)
-        return prior, version, record
-
     async def _start(
         self,
         task: str,
         ctx: RunContext,
         sink: EventSink | None,
-        opening: _Opening | None = None,
+        opening: Opening | None = None,
     ) -> AgentResult:
-        opening = opening or _Opening()
+        opening = opening or Opening()
         checkpointer = _checkpointer(ctx)
         key = self._key(ctx)
         existing, version = await _load(checkpointer, key, ctx.correlation_id)
@@ -279,7 +262,7 @@ class Agent:
                 + " or start the new run on a fresh context",
             )
         extra_system = await self._recall(task, ctx)
-        prior, session_version, record = await self._open(ctx, opening)
+        prior, session_version, record = await opening.history_for(self.history, ctx)
         state = RunState(
             run_id=ctx.correlation_id,
             agent=self.name,
@@ -327,17 +310,7 @@ class Agent:
             raise
         result = run.result()
         if run.session is not None and run.status == "complete":
-            await append_turn(
-                run.ctx.store,
-                run.ctx.scope,
-                run.session,
-                version=run.session_version,
-                messages=run.messages[run.history_len :],
-                turn=run.key,
-                run_id=run.run_id,
-                loaded=run.loaded_session,
-                result=result,
-            )
+            await commit_turn(run, result)
         return result
 
     async def _claim(self, run_id: str, ctx: RunContext, *, want: str) -> tuple[RunState, int, str]:
@@ -383,7 +356,7 @@ class Agent:
         settings: ModelSettings | None = None,
     ) -> AgentResult:
         state, version, key = await self._claim(run_id, ctx, want="suspended")
-        state = _continued(state, session, settings)
+        state = continued(state, session, settings)
         checked = validate_decisions(run_id, state.pending, decisions)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
@@ -414,7 +387,7 @@ class Agent:
         stops: one writer per run. ``session=`` and ``settings=`` as for :meth:`resume`.
         """
         state, version, key = await self._claim(run_id, ctx, want="running")
-        state = _continued(state, session, settings)
+        state = continued(state, session, settings)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
@@ -428,62 +401,6 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, cognition={self.cognition!r})"
-
-
-class _Opening:
-    """What a new run starts from: a session, or the caller's history, and settings."""
-
-    __slots__ = ("history", "session", "settings")
-
-    def __init__(
-        self,
-        session: str | None = None,
-        history: Sequence[Message] | None = None,
-        settings: ModelSettings | None = None,
-    ) -> None:
-        if session is not None and history is not None:
-            raise ValueError(
-                "pass session= (history kept in ctx.store) or history= (history you keep), "
-                "not both"
-            )
-        if session is not None and (not isinstance(session, str) or not session):
-            raise ValueError(f"session= must be a non-empty string id, got {session!r}")
-        prior: tuple[Message, ...] = ()
-        if history is not None:
-            if isinstance(history, str | bytes) or not isinstance(history, Sequence):
-                raise TypeError(
-                    f"history= takes a sequence of Message (e.g. result.messages), "
-                    f"got {type(history).__name__}"
-                )
-            prior = tuple(history)
-            wrong = [i for i, m in enumerate(prior) if not isinstance(m, Message)]
-            if wrong:
-                raise TypeError(
-                    f"history= takes a sequence of Message; item(s) {wrong} are not "
-                    f"(the first is a {type(prior[wrong[0]]).__name__})"
-                )
-        if settings is not None and not isinstance(settings, ModelSettings):
-            raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
-        self.session = session
-        self.history = prior
-        self.settings = settings
-
-
-def _continued(
-    state: RunState, session: str | None, settings: ModelSettings | None
-) -> RunState:
-    """A checkpoint continued by resume/recover, with the caller's settings applied."""
-    if session is not None and session != state.session:
-        raise ValueError(
-            f"run {state.run_id!r} belongs to session {state.session!r}, not {session!r}; "
-            "a run's turn goes to the session it started in (omit session= to use it)"
-        )
-    if settings is None:
-        return state
-    if not isinstance(settings, ModelSettings):
-        raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
-    earlier = state.settings or _NO_SETTINGS
-    return dataclasses.replace(state, settings=earlier.merged(settings))
 
 
 async def _events(

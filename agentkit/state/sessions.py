@@ -99,7 +99,8 @@ async def append_turn(
     if loaded is None:
         stored, current = await store.get_versioned(key)
         if current != version:
-            return await _settle_conflict(store, scope, session_id, turn, run_id, result)
+            return await _settle_conflict(store, scope, session_id, messages, turn, run_id,
+                                          result)
         loaded = _record(stored, key)
     if not loaded.turns:  # a new session, or one deleted and started again
         await _index_change(store, scope, add=session_id)
@@ -107,15 +108,23 @@ async def append_turn(
     try:
         return await store.set_versioned(key, updated, expected_version=version)
     except VersionConflict:
-        return await _settle_conflict(store, scope, session_id, turn, run_id, result)
+        return await _settle_conflict(store, scope, session_id, messages, turn, run_id,
+                                      result)
 
 
 async def _settle_conflict(
-    store: Store, scope: Scope, session_id: str, turn: str, run_id: str, result: object
+    store: Store,
+    scope: Scope,
+    session_id: str,
+    messages: Sequence[Message],
+    turn: str,
+    run_id: str,
+    result: object,
 ) -> int:
     record, current = await load_session(store, scope, session_id)
-    if turn in record.turns:
-        return current  # this very turn was appended already (a retried commit)
+    tail = tuple(messages)
+    if record.turns[-1:] == (turn,) and record.messages[len(record.messages) - len(tail) :] == tail:
+        return current  # this very turn is the last one appended (a retried commit)
     raise SessionBusy(session_id, scope.key(), run_id, result)
 
 
