@@ -382,3 +382,37 @@ async def test_a_turn_that_stops_without_completing_appends_nothing(store: Store
                               session="s")
     assert stopped.stop_reason == "max_iterations"
     assert await read_session(store, SCOPE, "s") == (user("hi"), said("hello"))
+
+
+class _WorkerDied(BaseException):
+    """Stands in for a worker process dying in the middle of a tool call."""
+
+
+async def test_a_recovered_run_appends_its_turn_when_it_completes(store: Store) -> None:
+    dying = [True]
+
+    @tool(side_effecting=False)
+    def lookup(order_id: str) -> str:
+        """Look up a customer order and return its current status line."""
+        if dying.pop() if dying else False:
+            raise _WorkerDied
+        return f"{order_id} shipped"
+
+    call = ToolCall("c1", "lookup", {"order_id": "A-1"})
+    agent = Agent("desk", "fake", "p", cognition=ReActCognition([lookup]))
+    llm = FakeLLM.script([Turn("hello"), Turn(tool_calls=(call,)), Turn("A-1 has shipped.")])
+    await agent.run("hi", make_test_ctx(llm, store=store, scope=SCOPE), session="s")
+    with pytest.raises(_WorkerDied):
+        await agent.run("where is A-1?", make_test_ctx(llm, store=store, scope=SCOPE,
+                                                       correlation_id="r2"), session="s")
+    assert await read_session(store, SCOPE, "s") == (user("hi"), said("hello"))
+
+    done = await agent.recover("r2", make_test_ctx(llm, store=store, scope=SCOPE),
+                               session="s")
+    assert done.output == "A-1 has shipped."
+    assert await read_session(store, SCOPE, "s") == (
+        user("hi"), said("hello"), user("where is A-1?"),
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", content="A-1 shipped", tool_call_id="c1", name="lookup"),
+        said("A-1 has shipped."),
+    )
