@@ -7,7 +7,7 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +36,28 @@ def desk() -> Agent:
     return Agent("desk", "fake", "You handle refunds.", cognition=ReActCognition([refund]))
 
 
-# Each store the suite knows; a new backend is one more entry here.
-STORES = ["memory", "sqlite"]
+def _sqlite(tmp_path: Path) -> Store:
+    return SQLiteStore(tmp_path / "sessions.db")  # a real file
 
 
-@pytest.fixture(params=STORES)
+# Every store the suite knows, by name; a new backend is one more entry here.
+STORES: dict[str, Callable[[Path], Store]] = {
+    "memory": lambda _: InMemoryStore(),
+    "sqlite": _sqlite,
+}
+
+
+@pytest.fixture(params=sorted(STORES))
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "memory":
-        yield InMemoryStore()
-    else:
-        sqlite = SQLiteStore(tmp_path / "sessions.db")
-        try:
-            yield sqlite
-        finally:
-            sqlite.close()
+    made = STORES[request.param](tmp_path)
+    try:
+        yield made
+    finally:
+        close = getattr(made, "close", None)
+        if close is not None:
+            closing = close()
+            if asyncio.iscoroutine(closing):
+                await closing
 
 
 def user(text: str) -> Message:
