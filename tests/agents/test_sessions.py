@@ -424,3 +424,114 @@ async def test_a_recovered_run_appends_its_turn_when_it_completes(store: Store) 
         Message(role="tool", content="A-1 shipped", tool_call_id="c1", name="lookup"),
         said("A-1 has shipped."),
     )
+
+
+class _Counting:
+    """A real store, with its versioned reads and writes counted by key family."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.counts: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def _count(self, what: str, key: str) -> None:
+        name = f"{what} {key.split(':', 1)[0]}"
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    async def get_versioned(self, key: str) -> tuple[Any, int]:
+        self._count("read", key)
+        return await self.store.get_versioned(key)
+
+    async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
+        self._count("write", key)
+        return await self.store.set_versioned(key, value, expected_version=expected_version)
+
+
+async def test_each_turn_reads_its_session_once_and_writes_it_once(store: Store) -> None:
+    counting = _Counting(store)
+    agent = Agent("chat", "fake", "Be brief.")
+    for n in range(3):
+        ctx = make_test_ctx(FakeLLM(f"answer {n}"), store=counting, scope=SCOPE)  # type: ignore[arg-type]
+        await agent.run(f"question {n}", ctx, session="counted")
+    assert {k: v for k, v in counting.counts.items() if "session" in k} == {
+        "read session": 3,
+        "write session": 3,
+        "read sessions": 1,  # the scope's list, when the session is created
+        "write sessions": 1,
+    }
+
+
+_RACER = '''
+import asyncio, json, os, sys, time
+from agentkit.agents import Agent, SessionBusy
+from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.types import Scope, ToolCall
+from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.state.stores import SQLiteStore
+from agentkit.tools import tool
+
+db, folder, order = sys.argv[1:]
+
+
+@tool(side_effecting=False)
+def look_up(order_id: str) -> str:
+    """Look up a customer order and return its status, once both racers got here."""
+    open(os.path.join(folder, order), "w").close()
+    deadline = time.monotonic() + 30
+    while len(os.listdir(folder)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return order_id + " shipped"
+
+
+async def main():
+    store = SQLiteStore(db)
+    llm = FakeLLM.script([
+        Turn(tool_calls=(ToolCall("c-" + order, "look_up", {"order_id": order}),)),
+        Turn(order + " has shipped."),
+    ])
+    agent = Agent("desk", "fake", "p", cognition=ReActCognition([look_up]))
+    ctx = make_test_ctx(llm, store=store, scope=Scope("acme", "support"))
+    try:
+        result = await agent.run("where is " + order + "?", ctx, session="chat")
+        print(json.dumps({"appended": result.output}))
+    except SessionBusy as exc:
+        print(json.dumps({"busy": exc.result.output}))
+    store.close()
+
+asyncio.run(main())
+'''
+
+
+async def test_two_processes_racing_on_one_session_append_exactly_one_turn(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "racer.py"
+    script.write_text(_RACER)
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    db = tmp_path / "race.db"
+    racers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable, str(script), str(db), str(barrier), order,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        for order in ("A-1", "B-2")
+    ]
+    outcomes = []
+    for racer in racers:
+        out, err = await asyncio.wait_for(racer.communicate(), 60)
+        assert racer.returncode == 0, err.decode()
+        outcomes.append(json.loads(out))
+    assert sorted(next(iter(o)) for o in outcomes) == ["appended", "busy"]
+    (winner,) = [o["appended"] for o in outcomes if "appended" in o]
+    order = winner.split(" ")[0]
+    store = SQLiteStore(db)
+    try:
+        stored = await read_session(store, SCOPE, "chat")
+    finally:
+        store.close()
+    assert [m.content for m in stored] == [
+        f"where is {order}?", "", f"{order} shipped", f"{order} has shipped."
+    ]
