@@ -12,12 +12,14 @@ from agentkit.agents.events import (
     ToolResultEvent,
 )
 from agentkit.agents.history import HistoryPolicy, estimate_tokens
-from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import (
+    CheckpointCorrupt,
     OutputCoercionError,
     RunNotResumable,
+    RunTakenOver,
     SessionBusy,
     UnsupportedSetting,
 )
@@ -28,6 +30,7 @@ __all__ = [
     "AgentEvent",
     "AgentResult",
     "Autonomy",
+    "CheckpointCorrupt",
     "Cognition",
     "FinalEvent",
     "HistoryPolicy",
@@ -35,9 +38,11 @@ __all__ = [
     "ModelSettings",
     "OutputCoercionError",
     "RunNotResumable",
+    "RunTakenOver",
     "SessionBusy",
     "Skill",
     "StepEvent",
+    "StopReason",
     "Suspended",
     "TextDeltaEvent",
     "ToolCallEvent",
