@@ -11,6 +11,7 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from agentkit.agents.history import HistoryPolicy, estimate_tokens
 from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
@@ -19,7 +20,10 @@ from agentkit.core.contracts.errors import (
     OutputCoercionError,
     RunNotResumable,
     RunTakenOver,
+    SessionBusy,
+    UnsupportedSetting,
 )
+from agentkit.core.contracts.types import ModelSettings
 
 __all__ = [
     "Agent",
@@ -29,10 +33,13 @@ __all__ = [
     "CheckpointCorrupt",
     "Cognition",
     "FinalEvent",
+    "HistoryPolicy",
     "InterruptEvent",
+    "ModelSettings",
     "OutputCoercionError",
     "RunNotResumable",
     "RunTakenOver",
+    "SessionBusy",
     "Skill",
     "StepEvent",
     "StopReason",
@@ -40,8 +47,10 @@ __all__ = [
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "UnsupportedSetting",
     "Workflow",
     "WorkflowError",
     "WorkflowResult",
+    "estimate_tokens",
     "should_gate",
 ]

@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
+from agentkit.agents.conversation import Opening, commit_turn, continued
 from agentkit.agents.events import AgentEvent, FinalEvent
+from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, validate_decisions
@@ -21,7 +23,7 @@ from agentkit.core.contracts.errors import (
 )
 from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.ports import Checkpointer
-from agentkit.core.contracts.types import Message
+from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.runtime.spans import open_span
 from agentkit.state.checkpoints.store_checkpointer import (
@@ -32,6 +34,8 @@ from agentkit.state.memory.source import MemoryItem, MemorySource
 from agentkit.state.owners import owner_alive, this_owner
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
+
+_NO_SETTINGS = ModelSettings()
 
 _ADVANCING: set[str] = set()
 """Checkpoint keys of the runs this process is advancing now: a run whose checkpoint
@@ -105,11 +109,18 @@ class Agent:
     ``ctx.store``), so a run suspended for approval can be resumed with
     :meth:`resume`, and a run whose worker died can be continued with :meth:`recover`,
     in another process if the store is durable.
+
+    ``settings=`` (:class:`ModelSettings`) are the agent's model settings; a run's own
+    ``settings=`` override them field by field. ``run(task, ctx, session="...")``
+    continues a conversation kept in ``ctx.store`` under the context's scope: the model
+    sees the session's earlier turns, and the run's turn is appended once it completes.
+    ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries.
     """
 
     __slots__ = (
         "cognition",
         "description",
+        "history",
         "max_output_repairs",
         "memory",
         "memory_k",
@@ -118,6 +129,7 @@ class Agent:
         "output",
         "output_spec",
         "prompt",
+        "settings",
     )
 
     def __init__(
@@ -132,6 +144,8 @@ class Agent:
         max_output_repairs: int = 1,
         memory: MemorySource | None = None,
         memory_k: int = 5,
+        settings: ModelSettings | None = None,
+        history: HistoryPolicy | None = None,
         tools: None = None,
     ) -> None:
         if tools is not None:
@@ -148,6 +162,13 @@ class Agent:
             )
         if memory_k < 1:
             raise ValueError(f"memory_k must be at least 1, got {memory_k}")
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise TypeError(f"Agent(settings=...) takes a ModelSettings, got {settings!r}")
+        if history is not None and not isinstance(history, HistoryPolicy):
+            raise TypeError(
+                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...), "
+                f"got {history!r}"
+            )
         self.name = name
         self.model = model
         self.prompt = prompt
@@ -158,6 +179,8 @@ class Agent:
         self.max_output_repairs = max_output_repairs
         self.memory = memory
         self.memory_k = memory_k
+        self.settings = settings if settings is not None else _NO_SETTINGS
+        self.history = history
 
     async def _recall(self, task: str, ctx: RunContext) -> str:
         """The system-prompt addition for ``task``: the memory's best items, or ""."""
@@ -170,7 +193,8 @@ class Agent:
 
     @staticmethod
     def _task_of(state: RunState) -> str:
-        return next((m.content for m in state.messages if m.role == "user"), "")
+        turn = state.messages[state.history_len :]
+        return next((m.content for m in turn if m.role == "user"), "")
 
     def _key(self, ctx: RunContext) -> str:
         # Nested runs (an agent called as a tool) may run several times, even at once,
@@ -180,22 +204,63 @@ class Agent:
             return f"{ctx.correlation_id}:{self.name}"
         return f"{ctx.correlation_id}:{self.name}:d{ctx.depth}:{new_run_id()}"
 
-    async def run(self, task: str, ctx: RunContext) -> AgentResult:
-        """Run the agent on ``task`` until it answers, suspends or stops."""
-        return await self._start(task, ctx, None)
+    async def run(
+        self,
+        task: str,
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> AgentResult:
+        """Run the agent on ``task`` until it answers, suspends or stops.
 
-    def stream(self, task: str, ctx: RunContext) -> AsyncIterator[AgentEvent]:
+        ``session=`` continues the conversation of that id in ``ctx.store`` (for
+        ``ctx.scope``); ``history=`` starts from messages the caller keeps instead
+        (``result.messages`` of the previous run continues it). ``settings=``
+        overrides the agent's model settings for this run.
+
+        Raises :class:`SessionBusy` when the run completed but another run appended a
+        turn to the session since this one read it; the result is on the error.
+        """
+        return await self._start(task, ctx, None, Opening(session, history, settings))
+
+    def stream(
+        self,
+        task: str,
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> AsyncIterator[AgentEvent]:
         """Run the agent on ``task``, yielding typed events as they happen; the last is a
-        :class:`FinalEvent` with the :class:`AgentResult`."""
-        return _events(lambda sink: self._start(task, ctx, sink))
+        :class:`FinalEvent` with the :class:`AgentResult`. Keywords as for :meth:`run`."""
+        opening = Opening(session, history, settings)
+        return _events(lambda sink: self._start(task, ctx, sink, opening))
 
     def stream_resume(
-        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext
+        self,
+        run_id: str,
+        decisions: Mapping[str, Any],
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """:meth:`resume`, yielding events as the continued run makes progress."""
-        return _events(lambda sink: self._resume(run_id, decisions, ctx, sink))
+        return _events(
+            lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings)
+        )
 
-    async def _start(self, task: str, ctx: RunContext, sink: EventSink | None) -> AgentResult:
+    async def _start(
+        self,
+        task: str,
+        ctx: RunContext,
+        sink: EventSink | None,
+        opening: Opening | None = None,
+    ) -> AgentResult:
+        opening = opening or Opening()
         checkpointer = _checkpointer(ctx)
         key = self._key(ctx)
         existing, version = await _load(checkpointer, key, ctx.correlation_id)
@@ -211,16 +276,22 @@ class Agent:
                 + " or start the new run on a fresh context",
             )
         extra_system = await self._recall(task, ctx)
+        prior, session_version, record = await opening.history_for(self.history, ctx)
         state = RunState(
             run_id=ctx.correlation_id,
             agent=self.name,
             status="running",
-            messages=(Message(role="user", content=task),),
+            messages=(*prior, Message(role="user", content=task)),
+            settings=opening.settings,
+            session=opening.session,
+            history_len=len(prior),
+            session_version=session_version,
         )
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=checkpointer, sink=sink
         )
         run.extra_system = extra_system
+        run.loaded_session = record
         try:
             await run.save()  # the claim: a compare-and-set over what was loaded
         except RunTakenOver:
@@ -271,7 +342,10 @@ class Agent:
             # and a new run on it is refused with advice to resume.
             await run.stop("error", exc)
             raise
-        return run.result()
+        result = run.result()
+        if run.session is not None and run.status == "complete":
+            await commit_turn(run, result)
+        return result
 
     async def _claim(self, run_id: str, ctx: RunContext, *, want: str) -> tuple[RunState, int, str]:
         checkpointer = _checkpointer(ctx)
@@ -292,16 +366,23 @@ class Agent:
         run_id: str,
         decisions: Mapping[str, Any],
         ctx: RunContext,
+        *,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AgentResult:
         """Continue a suspended run with a human's decisions, per pending call id:
         ``"approve"``, ``"reject"`` (the model is told), a dict of edited arguments
         (validated like any model call), or ``{"answer": "..."}`` for ``ask_human``.
         A pending call with no decision is rejected.
 
+        A run started with ``session=`` appends its turn to that session when it
+        completes (``session=`` here, if given, must name the same session);
+        ``settings=`` overrides the model settings from here on.
+
         Raises :class:`RunNotResumable` when the run is not suspended, or when another
         worker resumed it first.
         """
-        return await self._resume(run_id, decisions, ctx, None)
+        return await self._resume(run_id, decisions, ctx, None, session, settings)
 
     async def _resume(
         self,
@@ -309,8 +390,11 @@ class Agent:
         decisions: Mapping[str, Any],
         ctx: RunContext,
         sink: EventSink | None,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AgentResult:
         state, version, key = await self._claim(run_id, ctx, want="suspended")
+        state = continued(state, session, settings)
         checked = validate_decisions(run_id, state.pending, decisions)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
@@ -326,7 +410,14 @@ class Agent:
             raise RunNotResumable(run_id, "another worker resumed it first") from None
         return await self._advance(run)
 
-    async def recover(self, run_id: str, ctx: RunContext) -> AgentResult:
+    async def recover(
+        self,
+        run_id: str,
+        ctx: RunContext,
+        *,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
+    ) -> AgentResult:
         """Continue a run whose worker died, from its last checkpoint.
 
         Finished tool calls are not run again, and a side-effecting call the crash
@@ -336,8 +427,10 @@ class Agent:
         took it over first. A worker on another machine cannot be checked: taking the
         run over bumps its checkpoint version, so if that worker was alive after all,
         its next save raises :class:`RunTakenOver` and it stops: one writer per run.
+        ``session=`` and ``settings=`` as for :meth:`resume`.
         """
         state, version, key = await self._claim(run_id, ctx, want="running")
+        state = continued(state, session, settings)
         if state.owner and owner_alive(state.owner) and (
             state.owner != this_owner() or key in _ADVANCING
         ):

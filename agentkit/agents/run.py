@@ -52,6 +52,7 @@ from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
+    from agentkit.state.sessions import SessionRecord
     from agentkit.tools.registry import ToolRegistry
 
 __all__ = ["AgentRun", "EventSink", "validate_decisions"]
@@ -89,6 +90,11 @@ class AgentRun:
         self.pending: dict[str, PendingKind] = dict(state.pending)
         self.decisions: Mapping[str, Any] = state.decisions
         self.repairs = state.repairs
+        self.settings = state.settings
+        self.session = state.session
+        self.history_len = state.history_len
+        self.session_version = state.session_version
+        self.loaded_session: SessionRecord | None = None
         self.extra_system = ""
         self.output: Any = None
         self.error: BaseException | None = None
@@ -116,6 +122,10 @@ class AgentRun:
             pending=FrozenDict(self.pending),
             decisions=self.decisions,
             repairs=self.repairs,
+            settings=self.settings,
+            session=self.session,
+            history_len=self.history_len,
+            session_version=self.session_version,
             owner=self._owner,
         )
 
@@ -139,13 +149,15 @@ class AgentRun:
     # -- model ----------------------------------------------------------------------
 
     def request(self, tools: tuple[ToolSchema, ...]) -> ChatRequest:
-        """The next model request: the agent's prompt, the transcript, the tools."""
+        """The next model request: the agent's prompt, the transcript, the tools, and
+        the agent's settings with the run's overrides."""
         spec = self.agent.output_spec
         return ChatRequest(
             model=self.agent.model,
             system=self.agent.prompt + self.extra_system,
             messages=tuple(self.messages),
             tools=tools,
+            settings=self.agent.settings.merged(self.settings),
             output_schema=None if spec is None else spec.adapter.schema,
             agent=self.agent.name,
             stable_system=len(self.agent.prompt) if self.extra_system else None,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.types import Message, ToolCall, Usage
+from agentkit.core.contracts.types import Message, ModelSettings, ToolCall, Usage
 
 __all__ = ["PendingKind", "RunState", "RunStatus"]
 
@@ -54,6 +54,15 @@ class RunState:
     """The human's decisions for pending calls, given on resume."""
     repairs: int = 0
     """Output repair turns used."""
+    settings: ModelSettings | None = None
+    """The run's own ``settings=`` overrides, if any; the agent's defaults are read from
+    the agent whenever a request is built, so a checkpoint does not freeze them."""
+    session: str | None = None
+    """The session the run's turn is appended to when it completes."""
+    history_len: int = 0
+    """How many of ``messages`` are history the run started from; the rest is its turn."""
+    session_version: int = 0
+    """The session record's version when the run read its history."""
     owner: str = ""
     """The worker process that wrote this checkpoint (see
     :mod:`agentkit.state.owners`): ``recover`` refuses to take a run from a live one."""

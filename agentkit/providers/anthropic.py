@@ -7,6 +7,10 @@ Mapping, both ways:
 - the system prompt: the ``system`` parameter;
 - prompt caching (``cache="auto"``, the default): ``cache_control`` breakpoints on the
   tools, the stable system prompt and the newest messages (see ``_prompt_cache``);
+- settings: ``max_tokens``, ``stop`` -> ``stop_sequences``, ``tool_choice`` ->
+  ``{"type": "auto" | "none" | "any" | "tool"}``, ``parallel_tool_calls`` ->
+  ``disable_parallel_tool_use``, ``extra`` -> extra body fields; ``temperature``,
+  ``top_p`` and ``seed`` are refused (the Messages API has no such parameters);
 - assistant tool calls: ``tool_use`` blocks; tool results: ``tool_result`` blocks (with
   ``is_error`` for failures) in the next user turn, consecutive results together;
 - usage: input, output, cache-read and cache-write tokens, priced from the price table;
@@ -26,7 +30,7 @@ import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import ProviderError
+from agentkit.core.contracts.errors import ProviderError, UnsupportedSetting
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -45,6 +49,7 @@ from agentkit.providers._json import arguments_from_text, arguments_from_value
 from agentkit.providers._prompt_cache import CacheMode, mark_breakpoints
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import SdkClients, client_options, priced
+from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -197,8 +202,7 @@ class AnthropicLLM:
             params["system"] = request.system
         if request.tools:
             params["tools"] = anthropic_tools(request.tools)
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
+        _apply_settings(params, request, self.provider)
         if self.cache == "auto":
             mark_breakpoints(params, model=params["model"], ttl=self.cache_ttl,
                              stable_system=request.stable_system)
@@ -237,6 +241,39 @@ class AnthropicLLM:
         if self.cache is None:
             return "AnthropicLLM(cache=None)"
         return "AnthropicLLM()" if self.cache_ttl == "5m" else "AnthropicLLM(cache_ttl='1h')"
+
+
+# Sampling fields the Messages API (as its SDK defines it) does not take.
+_NO_SUCH_PARAMETER = ("temperature", "top_p", "seed")
+
+
+def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
+    settings = request.settings
+    for name in _NO_SUCH_PARAMETER:
+        if getattr(settings, name) is not None:
+            raise UnsupportedSetting(
+                provider,
+                name,
+                f"the Messages API has no {name} parameter; if your model still accepts "
+                f"one, send it as ModelSettings(extra={{{name!r}: ...}})",
+            )
+    if settings.stop:
+        params["stop_sequences"] = list(settings.stop)
+    choice = tool_choice(request, provider)
+    parallel = settings.parallel_tool_calls
+    if choice is not None or (parallel is not None and request.tools):
+        wire: dict[str, Any] = {"type": "auto"}
+        if choice == "none":
+            wire = {"type": "none"}
+        elif choice == "required":
+            wire = {"type": "any"}
+        elif choice not in (None, "auto"):
+            wire = {"type": "tool", "name": choice}
+        if parallel is not None and wire["type"] != "none":
+            wire["disable_parallel_tool_use"] = not parallel
+        params["tool_choice"] = wire
+    if settings.extra:
+        params["extra_body"] = extra_fields(settings.extra, params, provider)
 
 
 _USAGE_FIELDS = (

@@ -10,6 +10,9 @@ Mapping, both ways:
 - prompt caching: OpenAI caches long prompt prefixes by itself; ``prompt_cache_key``
   (derived from the agent's name and the run's scope) keeps the requests of one agent
   on the same cache;
+- settings: ``temperature``, ``max_tokens``, ``top_p``, ``stop``, ``seed``,
+  ``tool_choice`` (a tool name -> ``{"type": "function", "function": {"name"}}``),
+  ``parallel_tool_calls`` (sent only with tools), ``extra`` -> extra body fields;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
 - tool results: ``role: tool`` messages with ``tool_call_id``;
@@ -55,6 +58,7 @@ from agentkit.providers._errors import (
 from agentkit.providers._json import arguments_from_text, arguments_from_value
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import SdkClients, client_options, priced
+from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -137,6 +141,25 @@ def _usage(parent: dict[str, Any], where: str, model: str, prices: PriceTable) -
 
 def _finish(reason: Any) -> FinishReason:
     return _FINISH.get(reason, "other") if isinstance(reason, str) else "other"
+
+
+def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
+    settings = request.settings
+    for name in ("max_tokens", "temperature", "top_p", "seed"):
+        value = getattr(settings, name)
+        if value is not None:
+            params[name] = value
+    if settings.stop:
+        params["stop"] = list(settings.stop)
+    choice = tool_choice(request, provider)
+    if choice in ("auto", "none", "required"):
+        params["tool_choice"] = choice
+    elif choice is not None:
+        params["tool_choice"] = {"type": "function", "function": {"name": choice}}
+    if settings.parallel_tool_calls is not None and request.tools:
+        params["parallel_tool_calls"] = settings.parallel_tool_calls
+    if settings.extra:
+        params["extra_body"] = extra_fields(settings.extra, params, provider)
 
 
 def _call(call_id: str, name: str, arguments: Any) -> ToolCall:
@@ -370,10 +393,7 @@ class OpenAILLM:
             params["prompt_cache_key"] = key
         if request.tools:
             params["tools"] = openai_tools(request.tools)
-        if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
+        _apply_settings(params, request, self.provider)
         return params
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:

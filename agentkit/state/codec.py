@@ -66,6 +66,7 @@ _AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.ToolSchema": ("agentkit.core.contracts.types", "ToolSchema"),
     "agentkit.Message": ("agentkit.core.contracts.types", "Message"),
     "agentkit.LLMResult": ("agentkit.core.contracts.types", "LLMResult"),
+    "agentkit.ModelSettings": ("agentkit.core.contracts.types", "ModelSettings"),
     "agentkit.Image": ("agentkit.core.contracts.media", "Image"),
     "agentkit.Audio": ("agentkit.core.contracts.media", "Audio"),
     "agentkit.File": ("agentkit.core.contracts.media", "File"),
@@ -74,6 +75,7 @@ _AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.AgentResult": ("agentkit.agents.result", "AgentResult"),
     "agentkit.RunState": ("agentkit.agents.run_state", "RunState"),
     "agentkit.Intent": ("agentkit.agents.intents", "Intent"),
+    "agentkit.SessionRecord": ("agentkit.state.sessions", "SessionRecord"),
     "agentkit.WorkflowState": ("agentkit.agents.workflow", "_State"),
     "agentkit.WorkflowResult": ("agentkit.agents.workflow", "WorkflowResult"),
 }

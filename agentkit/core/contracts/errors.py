@@ -18,7 +18,9 @@
     │   └── RunNotResumable
     │       └── RunTakenOver
     ├── ProviderError                      a model provider failed (transient or not)
+    │   └── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
     ├── VersionConflict                    state: another writer got there first
+    ├── SessionBusy                        state: another run appended to the session
     ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
     └── NotStorable (TypeError)            state: a value a store cannot hold
 
@@ -237,6 +239,22 @@ class ProviderError(AgentkitError):
         super().__init__(message)
 
 
+class UnsupportedSetting(ProviderError, ValueError):
+    """A provider cannot honour a :class:`ModelSettings` field, so it refuses the request
+    before sending it rather than dropping the setting silently."""
+
+    def __init__(self, provider: str, setting: str, reason: str) -> None:
+        self.setting = setting
+        self.reason = reason
+        super().__init__(
+            f"{provider} cannot honour ModelSettings.{setting}: {reason}. Remove it from "
+            "the agent's or the run's settings, or use a provider that supports it",
+            provider=provider,
+            transient=False,
+            kind="unsupported_setting",
+        )
+
+
 def is_transient(error: BaseException) -> bool:
     """True when ``error`` (or what caused it) is worth retrying.
 
@@ -289,6 +307,29 @@ class VersionConflict(AgentkitError):
         super().__init__(
             f"write to {key!r} refused: expected version {expected}, found {actual}; "
             "another worker has written since this one read"
+        )
+
+
+class SessionBusy(AgentkitError):
+    """A run finished a turn of a session, but another run appended a turn to that
+    session after this one read its history, so this turn was not appended.
+
+    Each turn is computed from the history it read; appending it after a turn the model
+    never saw would record a conversation that did not happen. ``result`` holds the
+    finished run's :class:`AgentResult` (its tool calls did run), so the caller can show
+    it, or run the task again on the session as it now stands.
+    """
+
+    def __init__(self, session_id: str, scope: str, run_id: str, result: object = None) -> None:
+        self.session_id = session_id
+        self.scope = scope
+        self.run_id = run_id
+        self.result = result
+        super().__init__(
+            f"session {session_id!r} of scope {scope!r} is busy: another run appended a turn "
+            f"while run {run_id!r} was working, so this run's turn was not appended. Its "
+            "result is in exc.result; run the task again to continue from the session as "
+            "it now stands, and send one turn of a session at a time"
         )
 
 

@@ -29,7 +29,7 @@ import mcp.types as types
 from mcp.server.connection import allowed_log_levels
 from mcp.shared.message import ServerMessageMetadata
 
-from agentkit.core.contracts.errors import AgentkitError, ProviderError
+from agentkit.core.contracts.errors import AgentkitError, ProviderError, UnsupportedSetting
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, Usage
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.reporting import LOG_LEVELS, current_reporter
@@ -154,6 +154,7 @@ class ServedCall:
             system_prompt=system or None,
             max_tokens=request.max_tokens or 1024,
             temperature=request.temperature,
+            stop_sequences=_sampling_stop(request),
         )
         result = await self._session.send_request(
             types.CreateMessageRequest(params=params),
@@ -165,6 +166,23 @@ class ServedCall:
         finish = _FINISH.get(str(result.stop_reason), "stop")
         return LLMResult(content=text, usage=Usage(), finish_reason=finish,  # type: ignore[arg-type]
                          model=result.model)
+
+
+# ModelSettings fields MCP sampling has no place for (tools are not offered to the
+# client's model, so no tool_choice either).
+_NOT_SAMPLED = ("top_p", "seed", "tool_choice", "parallel_tool_calls", "extra")
+
+
+def _sampling_stop(request: ChatRequest) -> list[str] | None:
+    """The request's stop sequences, after refusing any setting sampling cannot carry."""
+    settings = request.settings
+    for name in _NOT_SAMPLED:
+        value = getattr(settings, name)
+        if value is not None and value != {}:
+            raise UnsupportedSetting(
+                "mcp-server", name, "MCP sampling (sampling/createMessage) has no field for it"
+            )
+    return list(settings.stop) if settings.stop else None
 
 
 def _current_call() -> ServedCall | None:

@@ -8,7 +8,14 @@ import pytest
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
-from agentkit.core.contracts.types import ChatRequest, Message, ToolCall, ToolRequest, Usage
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    Message,
+    ModelSettings,
+    ToolCall,
+    ToolRequest,
+    Usage,
+)
 from agentkit.core.policies import (
     DEFAULT_PRICES,
     Budget,
@@ -104,11 +111,15 @@ async def test_model_calls_reserve_their_worst_case_and_charge_the_real_cost() -
     llm = FakeLLM.script([Turn(content="hi", usage=Usage(input_tokens=3, output_tokens=2))])
     budget = Budget(max_cost_usd=100.0)
     ctx = make_test_ctx(llm=llm, chat_middleware=[meter(prices)], budget=budget)
-    request = ChatRequest(model="m", messages=(Message("user", "x" * 40),), max_tokens=50)
+    request = ChatRequest(
+        model="m", messages=(Message("user", "x" * 40),), settings=ModelSettings(max_tokens=50)
+    )
     await ctx.invoker.chat(request, ctx)
     assert budget.spent_usd == pytest.approx(5.0)
     assert budget.reserved_usd == pytest.approx(0.0)
-    too_big = ChatRequest(model="m", messages=(Message("user", "x" * 40),), max_tokens=200)
+    too_big = ChatRequest(
+        model="m", messages=(Message("user", "x" * 40),), settings=ModelSettings(max_tokens=200)
+    )
     with pytest.raises(BudgetExceeded) as info:
         await ctx.invoker.chat(too_big, ctx)
     assert info.value.limit == "cost_usd"
@@ -167,7 +178,9 @@ async def test_a_model_call_reserves_its_prompt_at_the_cache_write_price_when_de
                                          cache_write=1_250_000.0)})  # $1 and $1.25 a token
     llm = FakeLLM.script([Turn(content="hi", usage=Usage(cache_write_tokens=11))])
     # 40 characters estimate to 11 prompt tokens: $11 as input, $13.75 as a cache write.
-    request = ChatRequest(model="m", messages=(Message("user", "x" * 40),), max_tokens=1)
+    request = ChatRequest(
+        model="m", messages=(Message("user", "x" * 40),), settings=ModelSettings(max_tokens=1)
+    )
     budget = Budget(max_cost_usd=13.0)
     ctx = make_test_ctx(llm=llm, chat_middleware=[meter(prices)], budget=budget)
     with pytest.raises(BudgetExceeded) as info:

@@ -18,7 +18,7 @@ import wave
 import zlib
 from dataclasses import dataclass
 
-from agentkit.core.contracts.types import ChatRequest, Message
+from agentkit.core.contracts.types import ChatRequest, Message, ModelSettings
 from agentkit.core.runtime import RunContext
 from agentkit.integrations.mcp import elicit
 from agentkit.tools import Audio, File, Image, tool
@@ -120,7 +120,9 @@ async def test_tool_with_progress(ctx: RunContext) -> str:
 @tool(side_effecting=False)
 async def test_sampling(prompt: str, ctx: RunContext) -> str:
     """Ask the model for an answer to a prompt and return it, for the sampling scenario."""
-    request = ChatRequest(model="", messages=(Message("user", prompt),), max_tokens=100)
+    request = ChatRequest(
+        model="", messages=(Message("user", prompt),), settings=ModelSettings(max_tokens=100)
+    )
     result = await ctx.invoker.chat(request, ctx)
     return f"LLM response: {result.content}"
 

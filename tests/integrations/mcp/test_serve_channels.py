@@ -16,7 +16,8 @@ from mcp import Client
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.assembly import make_ctx
-from agentkit.core.contracts.types import ChatRequest, Message
+from agentkit.core.contracts.errors import UnsupportedSetting
+from agentkit.core.contracts.types import ChatRequest, Message, ModelSettings
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM
 from agentkit.integrations.mcp import ElicitationUnavailable, build_server, elicit
@@ -318,7 +319,8 @@ async def test_a_tool_that_calls_the_model_directly_samples_with_its_settings() 
     async def haiku(topic: str, ctx: RunContext) -> str:
         """Write a haiku about a topic with the help of the model."""
         result = await ctx.invoker.chat(ChatRequest(
-            model="", system="Answer in 17 syllables.", max_tokens=60, temperature=0.2,
+            model="", system="Answer in 17 syllables.",
+            settings=ModelSettings(max_tokens=60, temperature=0.2, stop="\n\n"),
             messages=(Message("user", f"A haiku about {topic}"),)), ctx)
         return f"{result.model}: {result.content}"
 
@@ -333,8 +335,32 @@ async def test_a_tool_that_calls_the_model_directly_samples_with_its_settings() 
                         sampling_callback=model)
 
     assert result.content[0].text == "m2: tide pools at dusk"
-    assert (seen[0].max_tokens, seen[0].temperature, seen[0].system_prompt) == (
-        60, 0.2, "Answer in 17 syllables.")
+    assert (seen[0].max_tokens, seen[0].temperature, seen[0].system_prompt,
+            seen[0].stop_sequences) == (60, 0.2, "Answer in 17 syllables.", ["\n\n"])
+
+
+async def test_sampling_refuses_a_setting_it_has_no_field_for() -> None:
+    @tool(side_effecting=False)
+    async def seeded(topic: str, ctx: RunContext) -> str:
+        """Ask the model about a topic with a fixed seed, reporting a refusal."""
+        request = ChatRequest(model="", messages=(Message("user", topic),),
+                              settings=ModelSettings(seed=4))
+        try:
+            await ctx.invoker.chat(request, ctx)
+        except UnsupportedSetting as exc:
+            return str(exc)
+        return "sampled"
+
+    async def model(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        raise AssertionError("nothing may be sampled")
+
+    result = await call(build_server([seeded]), "seeded", {"topic": "sea"},
+                        sampling_callback=model)
+    assert result.content[0].text == (
+        "mcp-server cannot honour ModelSettings.seed: MCP sampling (sampling/createMessage) "
+        "has no field for it. Remove it from the agent's or the run's settings, or use a "
+        "provider that supports it"
+    )
 
 
 async def test_a_declined_question_and_elicit_outside_a_served_call_are_clear_errors() -> None:

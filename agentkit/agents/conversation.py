@@ -1,0 +1,119 @@
+"""How a run joins a conversation: the history it starts from, and the turn it appends.
+
+A run with ``session=`` reads the session's record once, when it starts, and keeps the
+version it read in its checkpoint; when it completes, :func:`commit_turn` appends the
+messages after that history as one compare-and-set over that version (see
+:mod:`agentkit.state.sessions`). A run with ``history=`` starts from the caller's
+messages and stores nothing. Either way the agent's :class:`HistoryPolicy` trims what
+the model is sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agentkit.agents.history import HistoryPolicy
+from agentkit.agents.result import AgentResult
+from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.types import Message, ModelSettings
+from agentkit.core.runtime.context import RunContext
+from agentkit.state.sessions import SessionRecord, append_turn, load_session
+
+if TYPE_CHECKING:
+    from agentkit.agents.run import AgentRun
+
+__all__ = ["Opening", "commit_turn", "continued"]
+
+_NO_SETTINGS = ModelSettings()
+
+
+class Opening:
+    """What a new run starts from: a session or the caller's history, and settings.
+
+    Checked on construction, before the run touches a store.
+    """
+
+    __slots__ = ("history", "session", "settings")
+
+    def __init__(
+        self,
+        session: str | None = None,
+        history: Sequence[Message] | None = None,
+        settings: ModelSettings | None = None,
+    ) -> None:
+        if session is not None and history is not None:
+            raise ValueError(
+                "pass session= (history kept in ctx.store) or history= (history you keep), "
+                "not both"
+            )
+        if session is not None and (not isinstance(session, str) or not session):
+            raise ValueError(f"session= must be a non-empty string id, got {session!r}")
+        prior: tuple[Message, ...] = ()
+        if history is not None:
+            if isinstance(history, str | bytes) or not isinstance(history, Sequence):
+                raise TypeError(
+                    f"history= takes a sequence of Message (e.g. result.messages), "
+                    f"got {type(history).__name__}"
+                )
+            prior = tuple(history)
+            wrong = [i for i, m in enumerate(prior) if not isinstance(m, Message)]
+            if wrong:
+                raise TypeError(
+                    f"history= takes a sequence of Message; item(s) {wrong} are not "
+                    f"(the first is a {type(prior[wrong[0]]).__name__})"
+                )
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
+        self.session = session
+        self.history = prior
+        self.settings = settings
+
+    async def history_for(
+        self, policy: HistoryPolicy | None, ctx: RunContext
+    ) -> tuple[tuple[Message, ...], int, SessionRecord | None]:
+        """The history the run starts from (trimmed by ``policy``), and the session's
+        version and record as read: the run's one read of its session."""
+        record: SessionRecord | None = None
+        version = 0
+        if self.session is not None:
+            record, version = await load_session(ctx.store, ctx.scope, self.session)
+            prior = record.messages
+        else:
+            prior = self.history
+        if policy is not None:
+            prior = policy.trim(prior)
+        return prior, version, record
+
+
+async def commit_turn(run: AgentRun, result: AgentResult) -> None:
+    """Append a completed run's turn to its session; :class:`SessionBusy` (carrying
+    ``result``) when another turn got there first."""
+    assert run.session is not None
+    await append_turn(
+        run.ctx.store,
+        run.ctx.scope,
+        run.session,
+        version=run.session_version,
+        messages=run.messages[run.history_len :],
+        turn=run.key,
+        run_id=run.run_id,
+        loaded=run.loaded_session,
+        result=result,
+    )
+
+
+def continued(state: RunState, session: str | None, settings: ModelSettings | None) -> RunState:
+    """A checkpoint continued by resume/recover, with the caller's settings applied."""
+    if session is not None and session != state.session:
+        raise ValueError(
+            f"run {state.run_id!r} belongs to session {state.session!r}, not {session!r}; "
+            "a run's turn goes to the session it started in (omit session= to use it)"
+        )
+    if settings is None:
+        return state
+    if not isinstance(settings, ModelSettings):
+        raise TypeError(f"settings= takes a ModelSettings, got {settings!r}")
+    earlier = state.settings or _NO_SETTINGS
+    return dataclasses.replace(state, settings=earlier.merged(settings))

@@ -1,0 +1,57 @@
+"""agentkit.state.sessions directly: appending a turn is a compare-and-set, a retried
+append is a no-op, and a record that is not a session's is reported, not trusted."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy
+from agentkit.core.contracts.types import Message, Scope
+from agentkit.state.sessions import append_turn, list_sessions, load_session, read_session
+from agentkit.state.stores import InMemoryStore
+
+SCOPE = Scope(1, 2)
+TURN = (Message("user", "hi"), Message("assistant", "hello"))
+
+
+async def test_a_retried_append_of_the_same_turn_appends_it_once() -> None:
+    store = InMemoryStore()
+    first = await append_turn(store, SCOPE, "s", version=0, messages=TURN, turn="r1:a",
+                              run_id="r1")
+    again = await append_turn(store, SCOPE, "s", version=0, messages=TURN, turn="r1:a",
+                              run_id="r1")
+    assert (first, again) == (1, 1)
+    assert await read_session(store, SCOPE, "s") == TURN
+    assert await list_sessions(store, SCOPE) == ("s",)
+
+
+async def test_another_turn_over_a_stale_version_is_refused_and_changes_nothing() -> None:
+    store = InMemoryStore()
+    await append_turn(store, SCOPE, "s", version=0, messages=TURN, turn="r1:a", run_id="r1")
+    with pytest.raises(SessionBusy) as caught:
+        await append_turn(store, SCOPE, "s", version=0, messages=(Message("user", "x"),),
+                          turn="r2:a", run_id="r2", result="the answer")
+    assert (caught.value.session_id, caught.value.scope, caught.value.run_id,
+            caught.value.result) == ("s", "org1:dom2", "r2", "the answer")
+    record, version = await load_session(store, SCOPE, "s")
+    assert (record.messages, record.turns, version) == (TURN, ("r1:a",), 1)
+
+
+async def test_a_value_that_is_not_a_session_record_is_reported_corrupt() -> None:
+    store = InMemoryStore()
+    await store.set_versioned("session:org1:dom2:s", {"messages": []}, expected_version=0)
+    with pytest.raises(CheckpointCorrupt) as caught:
+        await read_session(store, SCOPE, "s")
+    assert str(caught.value) == (
+        "stored value under key 'session:org1:dom2:s' is corrupt: expected a session record, "
+        "found a dict. It was left as it is; delete the key (or restore it from a backup) to "
+        "start over"
+    )
+
+
+async def test_a_session_id_must_be_a_short_non_empty_string() -> None:
+    with pytest.raises(ValueError) as caught:
+        await read_session(InMemoryStore(), SCOPE, "x" * 201)
+    assert str(caught.value).startswith(
+        "a session id must be a non-empty string of at most 200 characters, got 'xxx"
+    )
