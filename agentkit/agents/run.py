@@ -2,7 +2,10 @@
 
 Cognitions decide *what* to do next; AgentRun does it and saves a checkpoint after
 every step (a model call, each tool result, a suspension, the end), each save a
-compare-and-set on the checkpoint's version so only one worker can own a run.
+compare-and-set on the checkpoint's version so only one worker can own a run. The
+effects themselves (calling the model, calling a tool, writing the checkpoint) go
+through the run's :class:`~agentkit.agents.effects.Effects`, so the same loop runs
+in-process or on another engine.
 """
 
 from __future__ import annotations
@@ -12,11 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentkit.agents.autonomy import should_gate
+from agentkit.agents.effects import IN_PROCESS, Effects
 from agentkit.agents.events import (
     AgentEvent,
     InterruptEvent,
     StepEvent,
-    TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
 )
@@ -25,14 +28,9 @@ from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus
 from agentkit.agents.tool_messages import describe_failure, render_value
 from agentkit.core.contracts.errors import (
-    DepthLimitExceeded,
     OutputCoercionError,
-    RunCancelled,
     RunError,
-    RunTakenOver,
     ToolArgumentError,
-    ToolNotFoundError,
-    VersionConflict,
 )
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
@@ -40,7 +38,6 @@ from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
-    TextDelta,
     ToolCall,
     ToolRequest,
     ToolSchema,
@@ -72,6 +69,7 @@ class AgentRun:
         version: int,
         checkpointer: Checkpointer,
         sink: EventSink | None = None,
+        effects: Effects = IN_PROCESS,
     ) -> None:
         self.agent = agent
         self.ctx = ctx
@@ -79,6 +77,7 @@ class AgentRun:
         self.version = version
         self.checkpointer = checkpointer
         self.sink = sink
+        self.effects = effects
         self.run_id = state.run_id
         self.status: RunStatus = state.status
         self.messages: list[Message] = list(state.messages)
@@ -124,12 +123,7 @@ class AgentRun:
 
         Raises :class:`RunTakenOver` when another worker has written since.
         """
-        try:
-            self.version = await self.checkpointer.save(
-                self.key, self.snapshot(), expected_version=self.version
-            )
-        except VersionConflict:
-            raise RunTakenOver(self.run_id) from None
+        await self.effects.save(self)
 
     def emit(self, event: AgentEvent) -> None:
         """Hand an event to the stream, when the run is being streamed."""
@@ -152,18 +146,7 @@ class AgentRun:
     async def call_model(self, tools: tuple[ToolSchema, ...] = ()) -> LLMResult:
         """One model call through the chat chain; the answer joins the transcript."""
         self.ctx.check_cancelled()
-        request = self.request(tools)
-        result: LLMResult | None = None
-        if self.sink is None:
-            result = await self.ctx.invoker.chat(request, self.ctx)
-        else:
-            async for event in self.ctx.invoker.stream(request, self.ctx):
-                if isinstance(event, TextDelta):
-                    self.emit(TextDeltaEvent(event.text))
-                elif isinstance(event, LLMResult):
-                    result = event
-            if result is None:
-                raise RuntimeError("the model stream ended without a final result")
+        result = await self.effects.call_model(self, self.request(tools))
         self.usage = self.usage + result.usage
         self.steps += 1
         self.messages.append(result.message)
@@ -401,30 +384,8 @@ class AgentRun:
                 call_id=call.id,
             )
             return describe_failure(call.name, refused), True
-        try:
-            tool: Tool = registry.get(call.name)
-            request = ToolRequest(
-                call.name,
-                arguments,
-                tool,
-                bool(tool.side_effecting),
-                call_id=call.id,
-                key_step=bool(tool.side_effecting),
-            )
-            if _key_step(tool, call):
-                await self._start_intent(call, arguments)
-            value = await self.ctx.invoker.invoke_tool(request, self.ctx)
-        except (RunError, asyncio.CancelledError) as exc:
-            if not isinstance(exc, RunCancelled | asyncio.CancelledError):
-                await self._drop_intent(call)  # refused before the body ran (budget, depth)
-            if isinstance(exc, DepthLimitExceeded):
-                return describe_failure(call.name, exc), True
-            raise
-        except ToolNotFoundError as exc:
-            return describe_failure(call.name, exc), True
-        except Exception as exc:
-            return describe_failure(call.name, exc), True
-        return note + render_value(value), False
+        content, is_error = await self.effects.call_tool(self, call, arguments, registry)
+        return (content if is_error else note + content), is_error
 
     async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
         """Record that this side-effecting call is about to start."""
