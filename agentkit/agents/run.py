@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentkit.agents.autonomy import should_gate
-from agentkit.agents.effects import IN_PROCESS, Effects
+from agentkit.agents.effects import IN_PROCESS, Effects, OutcomeUnknown
 from agentkit.agents.events import (
     AgentEvent,
     InterruptEvent,
@@ -97,6 +97,7 @@ class AgentRun:
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
         self._intents: dict[str, str] = {}
+        self._unknown: list[str] = []
         self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
@@ -289,7 +290,8 @@ class AgentRun:
 
     async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
         """Run every open call not yet answered (concurrently, bounded), then add the
-        answers to the transcript in the order the model asked."""
+        answers to the transcript in the order the model asked. A call whose outcome is
+        unknown under gated/manual autonomy suspends the run instead."""
         todo = [c for c in self.open_calls if c.id not in self.answered]
         if len(todo) == 1:
             await self._answer(todo[0], registry)
@@ -318,6 +320,14 @@ class AgentRun:
         if self._stop is not None:
             stop, self._stop = self._stop, None
             raise stop
+        if self._unknown:
+            # Calls whose outcome the engine could not learn, under gated/manual autonomy:
+            # the turn's other answers are kept, and a person decides about these.
+            held: dict[str, PendingKind] = dict.fromkeys(self._unknown, "unknown_outcome")
+            self._unknown = []
+            self.decisions = FrozenDict()
+            await self.suspend(held)
+            return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
         self.open_calls = ()
         self.answered = {}
@@ -336,6 +346,12 @@ class AgentRun:
             if self._stop is None:
                 self._stop = exc
             return
+        except OutcomeUnknown as exc:
+            # The call may or may not have acted and is not run again (see intents).
+            if self.ctx.autonomy in ("gated", "manual"):
+                self._unknown.append(call.id)
+                return
+            content, is_error = unknown_outcome(call.name, exc.why), True
         message = self._tool_message(call, content, is_error=is_error)
         key = intent_key(self.key, call.id)
         started = self._intents.pop(call.id, None)

@@ -25,4 +25,8 @@ except ImportError as exc:
         'pip install "agentkit-framework[temporal]"'
     ) from exc
 
-__all__: list[str] = []
+from agentkit.integrations.temporal._values import RemoteError, RunOptions
+from agentkit.integrations.temporal.client import TemporalAgents
+from agentkit.integrations.temporal.worker import AgentWorker, workflow_runner
+
+__all__ = ["AgentWorker", "RemoteError", "RunOptions", "TemporalAgents", "workflow_runner"]
