@@ -12,8 +12,10 @@ from temporalio.testing import WorkflowEnvironment
 from agentkit.agents import Agent, RunNotResumable, Suspended
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import Message, ToolCall
+from agentkit.core.policies import Budget, meter
+from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
-from agentkit.integrations.temporal import AgentWorker, RunOptions, TemporalAgents
+from agentkit.integrations.temporal import AgentWorker, RemoteError, RunOptions, TemporalAgents
 from agentkit.tools import ask_human, tool
 
 ADD = ToolCall("c1", "add", {"a": 2, "b": 3})
@@ -211,3 +213,30 @@ async def test_unknown_outcome_under_gated_autonomy_waits_for_a_person(
     assert done.output == "Charged."
     assert charges == [500, 500]
     assert done.messages[2] == tool_message(charge, "charged 500")
+
+
+async def test_a_refusal_that_stops_the_run_stops_it_as_in_process(
+    client: Client, task_queue: str
+) -> None:
+    turns = (Turn(tool_calls=(ADD,)), Turn("The sum is 5."))
+
+    def ctx(llm: FakeLLM, run_id: str | None = None) -> RunContext:
+        return make_test_ctx(llm=llm, budget=Budget(max_calls=1), correlation_id=run_id,
+                             chat_middleware=[meter()], tool_middleware=[meter()])
+
+    desk = Desk(*turns)
+    async with AgentWorker(client, task_queue=task_queue, agents=[desk.agent],
+                           context=lambda: ctx(desk.llm)):
+        stopped = await TemporalAgents(client, task_queue=task_queue).run(
+            "desk", "What is 2 + 3?", run_id="run-budget"
+        )
+    here = Desk(*turns)
+    local = await here.agent.run("What is 2 + 3?", ctx(here.llm, "run-budget"))
+    assert stopped.stop_reason == local.stop_reason == "budget_exceeded"
+    assert stopped.messages == local.messages
+    assert stopped.steps == local.steps == 1
+    error = stopped.evals["error"]
+    assert isinstance(error, RemoteError)
+    assert (error.type_name, error.stop_reason) == ("BudgetExceeded", "budget_exceeded")
+    assert error.message == str(local.evals["error"])
+    assert desk.effects == []
