@@ -14,6 +14,7 @@ from agentkit.agents.effects import execute_tool_call
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.spans import open_span
 from agentkit.integrations.temporal._values import error_fields, pack, unpack
 from agentkit.integrations.temporal.workflow import MODEL_ACTIVITY, TOOL_ACTIVITY
 
@@ -42,6 +43,21 @@ def run_context(
         observer=base.observer,
         max_depth=base.max_depth,
     )
+
+
+async def _in_span(ctx: RunContext, what: str, work: Awaitable[T]) -> T:
+    """Await ``work`` (heartbeating) inside an activity span that carries the run's id,
+    so the chain's spans of every activity of one run can be found together, whichever
+    worker ran them."""
+    info = activity.info()
+    attributes = {
+        "agentkit.run_id": ctx.correlation_id,
+        "temporal.workflow_id": info.workflow_id,
+        "temporal.activity_id": info.activity_id,
+        "temporal.attempt": info.attempt,
+    }
+    with open_span(ctx.tracer, f"temporal.activity {what}", attributes):
+        return await _heartbeating(work)
 
 
 async def _heartbeating(work: Awaitable[T]) -> T:
@@ -96,7 +112,9 @@ class AgentActivities:
         ctx = self._ctx(job)
         request: ChatRequest = job["request"]
         try:
-            result: LLMResult = await _heartbeating(ctx.invoker.chat(request, ctx))
+            result: LLMResult = await _in_span(
+                ctx, f"model_call {request.model}", ctx.invoker.chat(request, ctx)
+            )
         except RunError as exc:
             return pack({"stop": error_fields(exc)})
         return pack({"result": result})
@@ -112,8 +130,10 @@ class AgentActivities:
             )
         ctx = self._ctx(job)
         try:
-            content, is_error = await _heartbeating(
-                execute_tool_call(ctx, job["call"], job["arguments"], registry)
+            call = job["call"]
+            content, is_error = await _in_span(
+                ctx, f"tool_call {call.name}",
+                execute_tool_call(ctx, call, job["arguments"], registry),
             )
         except RunError as exc:
             return pack({"stop": error_fields(exc)})

@@ -12,9 +12,9 @@ from temporalio.testing import WorkflowEnvironment
 from agentkit.agents import Agent, RunNotResumable, Suspended
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import Message, ToolCall
-from agentkit.core.policies import Budget, meter
+from agentkit.core.policies import Budget, meter, tracing
 from agentkit.core.runtime.context import RunContext
-from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.integrations.temporal import AgentWorker, RemoteError, RunOptions, TemporalAgents
 from agentkit.state.memory import FileMemory
 from agentkit.tools import InMemoryFiles, ask_human, tool
@@ -258,3 +258,30 @@ async def test_a_worker_refuses_what_it_cannot_host(client: Client, task_queue: 
     assert str(caught.value) == (
         "two agents are named 'twin'; a worker looks agents up by name, so names must be unique"
     )
+
+
+async def test_activity_spans_carry_the_run_and_hold_the_chain_spans(
+    client: Client, task_queue: str
+) -> None:
+    desk = Desk(Turn(tool_calls=(ADD,)), Turn("The sum is 5."))
+    tracer = RecordingTracer()
+    async with AgentWorker(
+        client, task_queue=task_queue, agents=[desk.agent],
+        context=lambda: make_test_ctx(llm=desk.llm, tracer=tracer,
+                                      chat_middleware=[tracing()], tool_middleware=[tracing()]),
+    ):
+        await TemporalAgents(client, task_queue=task_queue).run("desk", "2 + 3?", run_id="run-t")
+    outer = [s for s in tracer.spans if s.parent_id is None]
+    assert [s.name for s in outer] == [
+        "temporal.activity model_call fake",
+        "temporal.activity tool_call add",
+        "temporal.activity model_call fake",
+    ]
+    assert {s.attributes["agentkit.run_id"] for s in outer} == {"run-t"}
+    assert [s.attributes["temporal.attempt"] for s in outer] == [1, 1, 1]
+    inner = [(s.name, s.parent_id) for s in tracer.spans if s.parent_id is not None]
+    assert inner == [
+        ("chat fake", outer[0].span_id),
+        ("execute_tool add", outer[1].span_id),
+        ("chat fake", outer[2].span_id),
+    ]
