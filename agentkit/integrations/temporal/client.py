@@ -81,10 +81,11 @@ class TemporalAgents:
                 "from and appended to a store, which a workflow does not do; "
                 "pass the history in the task instead"
             )
-        tier = Autonomy(autonomy).value if autonomy in {a.value for a in Autonomy} else None
-        if tier is None:
+        try:
+            tier = Autonomy(autonomy).value
+        except ValueError:
             accepted = [a.value for a in Autonomy]
-            raise ValueError(f"unknown autonomy {autonomy!r}; expected one of {accepted}")
+            raise ValueError(f"unknown autonomy {autonomy!r}; expected one of {accepted}") from None
         run_id = run_id or new_run_id()
         payload = pack(
             {

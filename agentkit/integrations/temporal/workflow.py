@@ -90,7 +90,7 @@ class _NoModel:
         raise RuntimeError("a workflow never calls a model directly")
 
 
-def _retry(options: RunOptions, attempts: int) -> RetryPolicy:
+def _retry(attempts: int) -> RetryPolicy:
     return RetryPolicy(
         initial_interval=timedelta(seconds=1),
         backoff_coefficient=2.0,
@@ -131,7 +131,7 @@ class TemporalEffects:
             result_type=str,
             start_to_close_timeout=timedelta(seconds=options.model_timeout),
             heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-            retry_policy=_retry(options, options.max_attempts),
+            retry_policy=_retry(options.max_attempts),
             summary=f"model {request.model}",
         )
         answer = unpack(text, "model answer")
@@ -160,7 +160,7 @@ class TemporalEffects:
                 result_type=str,
                 start_to_close_timeout=timedelta(seconds=options.tool_timeout),
                 heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-                retry_policy=_retry(options, 1 if once else options.max_attempts),
+                retry_policy=_retry(1 if once else options.max_attempts),
                 summary=f"tool {call.name}",
             )
         except ActivityError as exc:

@@ -285,3 +285,15 @@ async def test_activity_spans_carry_the_run_and_hold_the_chain_spans(
         ("execute_tool add", outer[1].span_id),
         ("chat fake", outer[2].span_id),
     ]
+
+
+async def test_start_refuses_what_it_cannot_run(client: Client, task_queue: str) -> None:
+    agents = TemporalAgents(client, task_queue=task_queue)
+    with pytest.raises(ValueError) as caught:
+        await agents.start("desk", "x", autonomy="yolo")
+    assert str(caught.value) == (
+        "unknown autonomy 'yolo'; expected one of ['auto', 'gated', 'manual']"
+    )
+    with pytest.raises(ValueError) as caught:
+        await agents.start("desk", "x", session="s-1")
+    assert str(caught.value).startswith("session= is not supported by TemporalAgents yet")
