@@ -1,4 +1,4 @@
-"""The ``agentkit`` command: the demo, tool inspection, and the MCP server.
+"""The ``agentkit`` command: the demo, tool inspection, the MCP server, Temporal workers.
 
 User mistakes (a module that does not import, a bad model spec) are one clear line on
 stderr and exit status 2; nothing here prints a traceback for them. When whatever reads
@@ -70,6 +70,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="a Host header to accept (repeatable; default: the bound address)")
     serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                        help="an Origin header to accept (repeatable; default: the allowed hosts)")
+
+    temporal = commands.add_parser("temporal", help="run agents on Temporal")
+    temporal_commands = temporal.add_subparsers(dest="temporal_command", metavar="SUBCOMMAND")
+    worker = temporal_commands.add_parser(
+        "worker", help="run a Temporal worker for the agents a module defines"
+    )
+    worker.add_argument("target", metavar="MODULE[:ATTR]", help="where the agents are")
+    worker.add_argument("--address", default="localhost:7233", metavar="HOST:PORT")
+    worker.add_argument("--namespace", default="default", metavar="NS")
+    worker.add_argument("--task-queue", required=True, metavar="Q")
     return parser
 
 
@@ -89,6 +99,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             args.target, http=args.http, name=args.name, token_env=args.token_env,
             insecure_no_auth=args.insecure_no_auth, allow_hosts=args.allow_host,
             allow_origins=args.allow_origin,
+        )
+    if args.command == "temporal" and args.temporal_command == "worker":
+        from agentkit.integrations.temporal.command import worker_command
+
+        return worker_command(
+            args.target, address=args.address, namespace=args.namespace,
+            task_queue=args.task_queue,
         )
     parser.print_help(sys.stderr)
     return 2

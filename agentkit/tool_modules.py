@@ -39,6 +39,7 @@ from agentkit.tools.registry import ToolRegistry
 __all__ = [
     "DEFINITION_PROBLEMS_STATUS",
     "LoadedTools",
+    "load_target",
     "load_tools",
     "print_problems",
     "short_path",
@@ -100,6 +101,18 @@ def load_tools(
             f"the object that holds them: {command} {spec}:ATTR"
         )
     return LoadedTools(target, module, tools, tuple(problems))
+
+
+def load_target(target: str) -> tuple[ModuleType, Any]:
+    """Import ``target`` (``MODULE[:ATTR]``) as :func:`load_tools` does, for a command
+    that looks for something other than tools (``agentkit temporal worker``): the module,
+    and the object ATTR names (None without ATTR).
+
+    Raises :class:`UsageError` when the target cannot be used.
+    """
+    spec, attr = _split(target)
+    module = _import(spec)
+    return module, None if attr is None else _attribute(module, spec, attr)
 
 
 def print_problems(problems: Iterable[DefinitionProblem]) -> None:

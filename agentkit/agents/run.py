@@ -2,7 +2,10 @@
 
 Cognitions decide *what* to do next; AgentRun does it and saves a checkpoint after
 every step (a model call, each tool result, a suspension, the end), each save a
-compare-and-set on the checkpoint's version so only one worker can own a run.
+compare-and-set on the checkpoint's version so only one worker can own a run. The
+effects themselves (calling the model, calling a tool, writing the checkpoint) go
+through the run's :class:`~agentkit.agents.effects.Effects`, so the same loop runs
+in-process or on another engine.
 """
 
 from __future__ import annotations
@@ -12,11 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentkit.agents.autonomy import should_gate
+from agentkit.agents.effects import IN_PROCESS, Effects, OutcomeUnknown
 from agentkit.agents.events import (
     AgentEvent,
     InterruptEvent,
     StepEvent,
-    TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
 )
@@ -25,14 +28,9 @@ from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus
 from agentkit.agents.tool_messages import describe_failure, render_value
 from agentkit.core.contracts.errors import (
-    DepthLimitExceeded,
     OutputCoercionError,
-    RunCancelled,
     RunError,
-    RunTakenOver,
     ToolArgumentError,
-    ToolNotFoundError,
-    VersionConflict,
 )
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
@@ -40,7 +38,6 @@ from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
-    TextDelta,
     ToolCall,
     ToolRequest,
     ToolSchema,
@@ -73,6 +70,7 @@ class AgentRun:
         version: int,
         checkpointer: Checkpointer,
         sink: EventSink | None = None,
+        effects: Effects = IN_PROCESS,
     ) -> None:
         self.agent = agent
         self.ctx = ctx
@@ -80,6 +78,7 @@ class AgentRun:
         self.version = version
         self.checkpointer = checkpointer
         self.sink = sink
+        self.effects = effects
         self.run_id = state.run_id
         self.status: RunStatus = state.status
         self.messages: list[Message] = list(state.messages)
@@ -104,6 +103,7 @@ class AgentRun:
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
         self._intents: dict[str, str] = {}
+        self._unknown: list[str] = []
         self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
@@ -134,12 +134,7 @@ class AgentRun:
 
         Raises :class:`RunTakenOver` when another worker has written since.
         """
-        try:
-            self.version = await self.checkpointer.save(
-                self.key, self.snapshot(), expected_version=self.version
-            )
-        except VersionConflict:
-            raise RunTakenOver(self.run_id) from None
+        await self.effects.save(self)
 
     def emit(self, event: AgentEvent) -> None:
         """Hand an event to the stream, when the run is being streamed."""
@@ -166,18 +161,7 @@ class AgentRun:
     async def call_model(self, tools: tuple[ToolSchema, ...] = ()) -> LLMResult:
         """One model call through the chat chain; the answer joins the transcript."""
         self.ctx.check_cancelled()
-        request = self.request(tools)
-        result: LLMResult | None = None
-        if self.sink is None:
-            result = await self.ctx.invoker.chat(request, self.ctx)
-        else:
-            async for event in self.ctx.invoker.stream(request, self.ctx):
-                if isinstance(event, TextDelta):
-                    self.emit(TextDeltaEvent(event.text))
-                elif isinstance(event, LLMResult):
-                    result = event
-            if result is None:
-                raise RuntimeError("the model stream ended without a final result")
+        result = await self.effects.call_model(self, self.request(tools))
         self.usage = self.usage + result.usage
         self.steps += 1
         self.messages.append(result.message)
@@ -320,7 +304,8 @@ class AgentRun:
 
     async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
         """Run every open call not yet answered (concurrently, bounded), then add the
-        answers to the transcript in the order the model asked."""
+        answers to the transcript in the order the model asked. A call whose outcome is
+        unknown under gated/manual autonomy suspends the run instead."""
         todo = [c for c in self.open_calls if c.id not in self.answered]
         if len(todo) == 1:
             await self._answer(todo[0], registry)
@@ -349,6 +334,14 @@ class AgentRun:
         if self._stop is not None:
             stop, self._stop = self._stop, None
             raise stop
+        if self._unknown:
+            # Calls whose outcome the engine could not learn, under gated/manual autonomy:
+            # the turn's other answers are kept, and a person decides about these.
+            held: dict[str, PendingKind] = dict.fromkeys(self._unknown, "unknown_outcome")
+            self._unknown = []
+            self.decisions = FrozenDict()
+            await self.suspend(held)
+            return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
         self.open_calls = ()
         self.answered = {}
@@ -367,6 +360,12 @@ class AgentRun:
             if self._stop is None:
                 self._stop = exc
             return
+        except OutcomeUnknown as exc:
+            # The call may or may not have acted and is not run again (see intents).
+            if self.ctx.autonomy in ("gated", "manual"):
+                self._unknown.append(call.id)
+                return
+            content, is_error = unknown_outcome(call.name, exc.why), True
         message = self._tool_message(call, content, is_error=is_error)
         key = intent_key(self.key, call.id)
         started = self._intents.pop(call.id, None)
@@ -415,30 +414,8 @@ class AgentRun:
                 call_id=call.id,
             )
             return describe_failure(call.name, refused), True
-        try:
-            tool: Tool = registry.get(call.name)
-            request = ToolRequest(
-                call.name,
-                arguments,
-                tool,
-                bool(tool.side_effecting),
-                call_id=call.id,
-                key_step=bool(tool.side_effecting),
-            )
-            if _key_step(tool, call):
-                await self._start_intent(call, arguments)
-            value = await self.ctx.invoker.invoke_tool(request, self.ctx)
-        except (RunError, asyncio.CancelledError) as exc:
-            if not isinstance(exc, RunCancelled | asyncio.CancelledError):
-                await self._drop_intent(call)  # refused before the body ran (budget, depth)
-            if isinstance(exc, DepthLimitExceeded):
-                return describe_failure(call.name, exc), True
-            raise
-        except ToolNotFoundError as exc:
-            return describe_failure(call.name, exc), True
-        except Exception as exc:
-            return describe_failure(call.name, exc), True
-        return note + render_value(value), False
+        content, is_error = await self.effects.call_tool(self, call, arguments, registry)
+        return (content if is_error else note + content), is_error
 
     async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
         """Record that this side-effecting call is about to start."""

@@ -53,6 +53,8 @@ class ReActCognition:
                         await run.suspend(pending)
                         return
                 await run.answer_open_calls(tools, self.max_concurrency)
+                if run.status == "suspended":
+                    return  # a call's outcome is unknown: a person decides
             if run.steps >= self.max_iterations:
                 await run.stop("max_iterations")
                 return

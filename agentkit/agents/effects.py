@@ -1,0 +1,160 @@
+"""Effects: what an agent run does to the world, apart from what it decides.
+
+The loop (a cognition driving an :class:`~agentkit.agents.run.AgentRun`) decides: the
+next model call, which tool calls run, when to suspend, when to finish. Carrying those
+out goes through one small interface, so the same loop runs on several engines:
+:class:`InProcessEffects` (the caller's process, checkpoints in its store) here, and
+Temporal activities in :mod:`agentkit.integrations.temporal`. The loop is never copied
+per engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agentkit.agents.events import TextDeltaEvent
+from agentkit.agents.tool_messages import describe_failure, render_value
+from agentkit.core.contracts.errors import (
+    DepthLimitExceeded,
+    RunCancelled,
+    RunError,
+    RunTakenOver,
+    ToolNotFoundError,
+    VersionConflict,
+)
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    LLMResult,
+    TextDelta,
+    ToolCall,
+    ToolRequest,
+)
+from agentkit.core.runtime.context import RunContext
+
+if TYPE_CHECKING:
+    from agentkit.agents.run import AgentRun
+    from agentkit.tools.registry import ToolRegistry
+
+__all__ = ["Effects", "InProcessEffects", "OutcomeUnknown", "execute_tool_call"]
+
+
+class Effects(Protocol):
+    """How a run's decisions are carried out."""
+
+    async def call_model(self, run: AgentRun, request: ChatRequest) -> LLMResult:
+        """One model call for ``run``; streamed text goes to ``run.emit``."""
+        ...
+
+    async def call_tool(
+        self, run: AgentRun, call: ToolCall, arguments: Mapping[str, Any], registry: ToolRegistry
+    ) -> tuple[str, bool]:
+        """Run one tool call; its result text for the model, and whether it is an error.
+
+        Raises :class:`~agentkit.core.contracts.errors.RunError` for a refusal that stops
+        the run, and :class:`OutcomeUnknown` when the call may or may not have acted.
+        """
+        ...
+
+    async def save(self, run: AgentRun) -> None:
+        """Make the run's current state durable (a checkpoint); raises
+        :class:`~agentkit.core.contracts.errors.RunTakenOver` when another worker
+        owns the run now."""
+        ...
+
+
+class OutcomeUnknown(Exception):
+    """A side-effecting call started and ended without a result (its worker died): it
+    may or may not have taken effect, and it must not silently run again."""
+
+    def __init__(self, call_id: str, why: str) -> None:
+        self.call_id = call_id
+        self.why = why
+        super().__init__(f"call {call_id!r}: outcome unknown ({why})")
+
+
+class Intents(Protocol):
+    """Where a side-effecting call's intent is recorded before its body starts, and
+    dropped when it was refused before running (see :mod:`agentkit.agents.intents`)."""
+
+    async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None: ...
+
+    async def _drop_intent(self, call: ToolCall) -> None: ...
+
+
+async def execute_tool_call(
+    ctx: RunContext,
+    call: ToolCall,
+    arguments: Mapping[str, Any],
+    registry: ToolRegistry,
+    intents: Intents | None = None,
+) -> tuple[str, bool]:
+    """Run ``call`` with ``arguments`` through ``ctx``'s tool chain: its result text and
+    whether it is an error. A tool's failure is a result the model reads; a refusal
+    that stops the run (budget, cancellation) is raised. With ``intents``, a call that
+    changes the world records its intent first."""
+    from agentkit.agents.run import _key_step
+
+    try:
+        tool = registry.get(call.name)
+        request = ToolRequest(
+            call.name,
+            arguments,
+            tool,
+            bool(tool.side_effecting),
+            call_id=call.id,
+            key_step=bool(tool.side_effecting),
+        )
+        if intents is not None and _key_step(tool, call):
+            await intents._start_intent(call, arguments)
+        value = await ctx.invoker.invoke_tool(request, ctx)
+    except (RunError, asyncio.CancelledError) as exc:
+        if intents is not None and not isinstance(exc, RunCancelled | asyncio.CancelledError):
+            await intents._drop_intent(call)  # refused before the body ran (budget, depth)
+        if isinstance(exc, DepthLimitExceeded):
+            return describe_failure(call.name, exc), True
+        raise
+    except ToolNotFoundError as exc:
+        return describe_failure(call.name, exc), True
+    except Exception as exc:
+        return describe_failure(call.name, exc), True
+    return render_value(value), False
+
+
+class InProcessEffects:
+    """Effects in the caller's process: ``ctx.invoker`` for model and tool calls, the
+    run's checkpointer (a compare-and-set on its version) for checkpoints."""
+
+    __slots__ = ()
+
+    async def call_model(self, run: AgentRun, request: ChatRequest) -> LLMResult:
+        ctx = run.ctx
+        if run.sink is None:
+            return await ctx.invoker.chat(request, ctx)
+        result: LLMResult | None = None
+        async for event in ctx.invoker.stream(request, ctx):
+            if isinstance(event, TextDelta):
+                run.emit(TextDeltaEvent(event.text))
+            elif isinstance(event, LLMResult):
+                result = event
+        if result is None:
+            raise RuntimeError("the model stream ended without a final result")
+        return result
+
+    async def call_tool(
+        self, run: AgentRun, call: ToolCall, arguments: Mapping[str, Any], registry: ToolRegistry
+    ) -> tuple[str, bool]:
+        return await execute_tool_call(run.ctx, call, arguments, registry, intents=run)
+
+    async def save(self, run: AgentRun) -> None:
+        try:
+            run.version = await run.checkpointer.save(
+                run.key, run.snapshot(), expected_version=run.version
+            )
+        except VersionConflict:
+            raise RunTakenOver(run.run_id) from None
+
+
+IN_PROCESS = InProcessEffects()
+"""The effects of every run started with ``agent.run`` (they hold no state)."""

@@ -1,0 +1,122 @@
+"""Values that cross the Temporal boundary, as agentkit's store JSON (explicit str
+payloads), so frozen types round-trip exactly as they do through a checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentkit.agents.result import AgentResult
+from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.types import ChatRequest
+from agentkit.state.codec import dumps, loads, register
+
+__all__ = ["RemoteError", "RunOptions", "pack", "result_from", "result_to", "unpack"]
+
+register(ChatRequest, tag="agentkit.ChatRequest")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """How a run's activities are scheduled; chosen by the client that starts the run."""
+
+    heartbeat_timeout: float = 30.0
+    """Seconds without a heartbeat after which a model or tool call's worker is taken
+    for dead (workers heartbeat every third of this)."""
+    model_timeout: float = 600.0
+    """Seconds one model call attempt may take."""
+    tool_timeout: float = 3600.0
+    """Seconds one tool call attempt may take (it heartbeats all along)."""
+    max_attempts: int = 5
+    """Attempts of a model call or a retryable tool call (one for side-effecting tools
+    that are not idempotent)."""
+    continue_as_new_after: int = 50
+    """Model calls per workflow history; past it the run continues as new."""
+
+    def __post_init__(self) -> None:
+        for name in ("heartbeat_timeout", "model_timeout", "tool_timeout"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or value <= 0:
+                raise ValueError(f"RunOptions.{name} must be a positive number of seconds, "
+                                 f"got {value!r}")
+        for name in ("max_attempts", "continue_as_new_after"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"RunOptions.{name} must be an int of at least 1, got {value!r}")
+
+
+register(RunOptions, tag="agentkit.temporal.RunOptions")
+
+
+class RemoteError(RunError):
+    """An error that stopped a run on Temporal, rebuilt on the client side: the
+    original's type name and message, and the run's ``stop_reason``."""
+
+    def __init__(self, type_name: str, message: str, stop_reason: str = "error") -> None:
+        self.type_name = type_name
+        self.message = message
+        self.stop_reason = stop_reason
+        super().__init__(f"{type_name}: {message}")
+
+
+def pack(value: Any) -> str:
+    """``value`` as a payload string."""
+    return dumps(value)
+
+
+def unpack(text: str, what: str) -> Any:
+    """A payload string back to its value; ``what`` names it in a decoding error."""
+    return loads(text, key=f"temporal:{what}")
+
+
+def error_fields(error: BaseException) -> dict[str, str]:
+    """An error as plain fields (exceptions are not storable values)."""
+    if isinstance(error, RemoteError):
+        return {"type": error.type_name, "message": error.message,
+                "stop_reason": str(error.stop_reason)}
+    return {
+        "type": type(error).__name__,
+        "message": str(error),
+        "stop_reason": str(getattr(error, "stop_reason", "error")),
+    }
+
+
+def error_from(fields: Mapping[str, str]) -> RemoteError:
+    """The :class:`RemoteError` for fields made by :func:`error_fields`."""
+    return RemoteError(fields["type"], fields["message"], fields.get("stop_reason", "error"))
+
+
+def result_to(result: AgentResult) -> str:
+    """An :class:`AgentResult` as a payload (its ``evals["error"]`` as plain fields)."""
+    evals = dict(result.evals)
+    error = evals.pop("error", None)
+    if isinstance(error, BaseException):
+        evals["error"] = error_fields(error)
+    return pack(_replace_evals(result, evals))
+
+
+def result_from(text: str) -> AgentResult:
+    """The :class:`AgentResult` a payload made by :func:`result_to` holds."""
+    result = unpack(text, "result")
+    if not isinstance(result, AgentResult):
+        raise TypeError(f"expected an AgentResult payload, got a {type(result).__name__}")
+    evals = dict(result.evals)
+    error = evals.get("error")
+    if isinstance(error, Mapping):
+        evals["error"] = error_from(error)
+        return _replace_evals(result, evals)
+    return result
+
+
+def _replace_evals(result: AgentResult, evals: dict[str, Any]) -> AgentResult:
+    return AgentResult(
+        output=result.output,
+        stop_reason=result.stop_reason,
+        usage=result.usage,
+        evals=FrozenDict(evals),
+        messages=result.messages,
+        run_id=result.run_id,
+        steps=result.steps,
+    )

@@ -1,0 +1,144 @@
+"""The activities: one model call or one tool call of a run, in a worker, through the
+worker's full middleware chains on a RunContext for that run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from agentkit.agents.effects import execute_tool_call
+from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
+from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.spans import open_span
+from agentkit.integrations.temporal._values import error_fields, pack, unpack
+from agentkit.integrations.temporal.workflow import MODEL_ACTIVITY, TOOL_ACTIVITY
+
+if TYPE_CHECKING:
+    from agentkit.agents.agent import Agent
+
+__all__ = ["AgentActivities", "run_context"]
+
+T = TypeVar("T")
+
+
+def run_context(
+    base: RunContext, run_id: str, scope: Scope, autonomy: Autonomy | str
+) -> RunContext:
+    """``base``'s services and policy, acting for run ``run_id`` in ``scope``."""
+    return RunContext(
+        llm=base.llm,
+        store=base.store,
+        invoker=base.invoker,
+        scope=scope,
+        correlation_id=run_id,
+        autonomy=autonomy,
+        budget=base.budget,
+        checkpointer=base.checkpointer,
+        tracer=base.tracer,
+        observer=base.observer,
+        max_depth=base.max_depth,
+    )
+
+
+async def _in_span(ctx: RunContext, what: str, work: Awaitable[T]) -> T:
+    """Await ``work`` (heartbeating) inside an activity span that carries the run's id,
+    so the chain's spans of every activity of one run can be found together, whichever
+    worker ran them."""
+    info = activity.info()
+    attributes = {
+        "agentkit.run_id": ctx.correlation_id,
+        "temporal.workflow_id": info.workflow_id,
+        "temporal.activity_id": info.activity_id,
+        "temporal.attempt": info.attempt,
+    }
+    with open_span(ctx.tracer, f"temporal.activity {what}", attributes):
+        return await _heartbeating(work)
+
+
+async def _heartbeating(work: Awaitable[T]) -> T:
+    """Await ``work`` while telling Temporal this worker is alive, every third of the
+    heartbeat timeout, so a dead worker's call is noticed within that timeout."""
+    timeout = activity.info().heartbeat_timeout
+    if timeout is None:
+        return await work
+    interval = max(timeout.total_seconds() / 3, 0.05)
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(interval)
+
+    beating = asyncio.ensure_future(beat())
+    try:
+        return await work
+    finally:
+        beating.cancel()
+
+
+class AgentActivities:
+    """The model and tool activities for the agents a worker hosts."""
+
+    def __init__(self, agents: Mapping[str, Agent], context: Callable[[], RunContext]) -> None:
+        self.agents = dict(agents)
+        self.base = context()
+        if not isinstance(self.base, RunContext):
+            raise TypeError(
+                f"AgentWorker(context=...) must return a RunContext (e.g. make_ctx(llm)), "
+                f"got {self.base!r}"
+            )
+
+    def _agent(self, name: str) -> Agent:
+        agent = self.agents.get(name)
+        if agent is None:
+            raise ApplicationError(
+                f"this worker hosts no agent named {name!r}; it hosts {sorted(self.agents)}",
+                type="AgentNotHosted",
+                non_retryable=True,
+            )
+        return agent
+
+    def _ctx(self, job: Mapping[str, Any]) -> RunContext:
+        return run_context(self.base, job["run_id"], job["scope"], job["autonomy"])
+
+    @activity.defn(name=MODEL_ACTIVITY)
+    async def model_call(self, payload: str) -> str:
+        job = unpack(payload, "model call")
+        self._agent(job["agent"])
+        ctx = self._ctx(job)
+        request: ChatRequest = job["request"]
+        try:
+            result: LLMResult = await _in_span(
+                ctx, f"model_call {request.model}", ctx.invoker.chat(request, ctx)
+            )
+        except RunError as exc:
+            return pack({"stop": error_fields(exc)})
+        return pack({"result": result})
+
+    @activity.defn(name=TOOL_ACTIVITY)
+    async def tool_call(self, payload: str) -> str:
+        job = unpack(payload, "tool call")
+        agent = self._agent(job["agent"])
+        registry = getattr(agent.cognition, "tools", None)
+        if registry is None:
+            raise ApplicationError(
+                f"agent {agent.name!r} has no tools", type="NoTools", non_retryable=True
+            )
+        ctx = self._ctx(job)
+        try:
+            call = job["call"]
+            content, is_error = await _in_span(
+                ctx, f"tool_call {call.name}",
+                execute_tool_call(ctx, call, job["arguments"], registry),
+            )
+        except RunError as exc:
+            return pack({"stop": error_fields(exc)})
+        return pack({"content": content, "is_error": is_error})
+
+    def all(self) -> list[Callable[..., Any]]:
+        """The activity callables to register with a worker."""
+        return [self.model_call, self.tool_call]

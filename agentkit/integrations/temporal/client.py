@@ -1,0 +1,163 @@
+"""TemporalAgents: start, resume and read agent runs that run on Temporal workers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
+from temporalio.service import RPCError
+
+from agentkit.agents.result import AgentResult, Suspended
+from agentkit.core.contracts.errors import RunNotResumable
+from agentkit.core.contracts.types import Autonomy, Scope
+from agentkit.core.runtime.context import new_run_id
+from agentkit.integrations.temporal._values import RunOptions, pack, result_from, unpack
+from agentkit.integrations.temporal.workflow import (
+    OUTCOME_UPDATE,
+    PENDING_QUERY,
+    RESUME_UPDATE,
+    WORKFLOW,
+)
+
+__all__ = ["TemporalAgents"]
+
+_ATTEMPTS = 20  # an update is retried past continue-as-new, never forever
+
+
+class TemporalAgents:
+    """The client side of agents hosted by :class:`AgentWorker` on ``task_queue``.
+
+    A run's id is its workflow id. :meth:`run` and :meth:`resume` return when the run
+    completes or suspends; a suspended run waits (for days if need be) until
+    :meth:`resume` gives it the decisions for its :meth:`pending` calls.
+    """
+
+    def __init__(
+        self, client: Client, *, task_queue: str, options: RunOptions | None = None
+    ) -> None:
+        if not task_queue or not isinstance(task_queue, str):
+            raise ValueError(f"task_queue must be a non-empty string, got {task_queue!r}")
+        self.client = client
+        self.task_queue = task_queue
+        self.options = options if options is not None else RunOptions()
+
+    async def run(
+        self,
+        agent_name: str,
+        task: str,
+        *,
+        run_id: str | None = None,
+        scope: Scope | None = None,
+        autonomy: Autonomy | str = "auto",
+        session: str | None = None,
+    ) -> AgentResult:
+        """Start a run and wait until it completes or suspends."""
+        started = await self.start(
+            agent_name, task, run_id=run_id, scope=scope, autonomy=autonomy, session=session
+        )
+        return await self.result(started)
+
+    async def start(
+        self,
+        agent_name: str,
+        task: str,
+        *,
+        run_id: str | None = None,
+        scope: Scope | None = None,
+        autonomy: Autonomy | str = "auto",
+        session: str | None = None,
+    ) -> str:
+        """Start a run; returns its run id at once."""
+        if session is not None:
+            raise ValueError(
+                "session= is not supported by TemporalAgents yet: conversations are read "
+                "from and appended to a store, which a workflow does not do; "
+                "pass the history in the task instead"
+            )
+        try:
+            tier = Autonomy(autonomy).value
+        except ValueError:
+            accepted = [a.value for a in Autonomy]
+            raise ValueError(f"unknown autonomy {autonomy!r}; expected one of {accepted}") from None
+        run_id = run_id or new_run_id()
+        payload = pack(
+            {
+                "agent": agent_name,
+                "task": task,
+                "scope": scope if scope is not None else Scope(org_id=0, domain_id=0),
+                "autonomy": tier,
+                "options": self.options,
+            }
+        )
+        try:
+            await self.client.start_workflow(
+                WORKFLOW, payload, id=run_id, task_queue=self.task_queue
+            )
+        except WorkflowAlreadyStartedError:
+            raise RunNotResumable(
+                run_id, "a run with this id already exists; start the new run with another id"
+            ) from None
+        return run_id
+
+    async def result(self, run_id: str) -> AgentResult:
+        """The run's result once it completes or suspends (waiting until then)."""
+        return await self._update(run_id, OUTCOME_UPDATE, None)
+
+    async def resume(self, run_id: str, decisions: Mapping[str, Any]) -> AgentResult:
+        """Give a suspended run the human's decisions, per pending call id (as for
+        ``agent.resume``); returns when it next completes or suspends.
+
+        Raises :class:`RunNotResumable` when the run does not wait for a decision, and
+        ``ValueError`` for decisions that do not fit its pending calls (nothing changes).
+        """
+        return await self._update(run_id, RESUME_UPDATE, pack(dict(decisions)))
+
+    async def pending(self, run_id: str) -> Suspended | None:
+        """What waits for a person: the run's :class:`Suspended` record, or None."""
+        handle = self.client.get_workflow_handle(run_id)
+        text = await handle.query(PENDING_QUERY, result_type=str)
+        value = unpack(text, "pending")
+        return value if isinstance(value, Suspended) else None
+
+    async def _update(self, run_id: str, name: str, arg: str | None) -> AgentResult:
+        handle = self.client.get_workflow_handle(run_id, result_type=str)
+        args = [] if arg is None else [arg]
+        for _ in range(_ATTEMPTS):
+            try:
+                text = await handle.execute_update(name, args=args, result_type=str)
+                return result_from(text)
+            except WorkflowUpdateFailedError as exc:
+                cause = exc.cause
+                if isinstance(cause, ApplicationError) and cause.type == "RunNotResumable":
+                    raise RunNotResumable(run_id, cause.message) from None
+                if isinstance(cause, ApplicationError) and cause.type == "ValueError":
+                    raise ValueError(cause.message) from None
+                if not await self._still_running(handle):
+                    return await self._final(handle)
+            except RPCError:
+                # The workflow run the update reached has ended (continued as new, or
+                # finished): look again.
+                if not await self._still_running(handle):
+                    if name == RESUME_UPDATE:
+                        raise RunNotResumable(run_id, "it is not waiting for a decision") from None
+                    return await self._final(handle)
+        raise RuntimeError(f"run {run_id!r}: no answer after {_ATTEMPTS} attempts")
+
+    @staticmethod
+    async def _still_running(handle: WorkflowHandle[Any, str]) -> bool:
+        described = await handle.describe()
+        return described.status in (
+            WorkflowExecutionStatus.RUNNING,
+            WorkflowExecutionStatus.CONTINUED_AS_NEW,
+        )
+
+    @staticmethod
+    async def _final(handle: WorkflowHandle[Any, str]) -> AgentResult:
+        return result_from(await handle.result())

@@ -1,0 +1,313 @@
+"""The agent workflow: the same cognition and AgentRun as in-process, with Temporal
+effects (each model call and each tool call an activity; the workflow's own state is
+the checkpoint; a suspended run waits on an update for the human's decisions).
+
+Workflow code must be deterministic: everything here runs the loop's decisions only,
+and every effect goes through :class:`TemporalEffects`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
+
+from agentkit.agents.effects import OutcomeUnknown, execute_tool_call
+from agentkit.agents.result import AgentResult
+from agentkit.agents.run import AgentRun, validate_decisions
+from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.frozen import freeze
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    LLMResult,
+    Message,
+    Scope,
+    ToolCall,
+)
+from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.invoker import Invoker
+from agentkit.integrations.temporal._values import (
+    RunOptions,
+    error_from,
+    pack,
+    result_to,
+    unpack,
+)
+from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+from agentkit.state.stores.memory import InMemoryStore
+
+if TYPE_CHECKING:
+    from agentkit.agents.agent import Agent
+    from agentkit.tools.registry import ToolRegistry
+
+__all__ = ["WORKFLOW", "AgentWorkflow", "TemporalEffects", "host", "hosted"]
+
+WORKFLOW = "agentkit.agent_run"
+MODEL_ACTIVITY = "agentkit.model_call"
+TOOL_ACTIVITY = "agentkit.tool_call"
+OUTCOME_UPDATE = "agentkit.outcome"
+RESUME_UPDATE = "agentkit.resume"
+PENDING_QUERY = "agentkit.pending"
+
+# The agents each task queue's worker hosts, and the latest hosted under each name (for
+# a Replayer, whose workflows run outside any task queue). This module is passed through
+# the workflow sandbox (not re-imported per workflow), so workflows see the live agents.
+_HOSTED: dict[str, dict[str, Agent]] = {}
+_LATEST: dict[str, Agent] = {}
+
+
+def host(task_queue: str, agents: Mapping[str, Agent]) -> None:
+    """Make ``agents`` the ones the workflows of ``task_queue`` run."""
+    _HOSTED[task_queue] = dict(agents)
+    _LATEST.update(agents)
+
+
+def hosted(task_queue: str, name: str) -> Agent:
+    """The agent named ``name`` on ``task_queue`` (else the latest hosted by that name)."""
+    agents = _HOSTED.get(task_queue) or _LATEST
+    if name not in agents:
+        raise ApplicationError(
+            f"no agent named {name!r} is hosted on task queue {task_queue!r}; "
+            f"hosted agents: {sorted(agents)}",
+            type="AgentNotHosted",
+            non_retryable=True,
+        )
+    return agents[name]
+
+
+class _NoModel:
+    """The workflow's context has no model: every model call is an activity."""
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        raise RuntimeError("a workflow never calls a model directly")
+
+    def stream(self, request: ChatRequest, ctx: RunContext) -> Any:
+        raise RuntimeError("a workflow never calls a model directly")
+
+
+def _retry(attempts: int) -> RetryPolicy:
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=30),
+        maximum_attempts=attempts,
+    )
+
+
+class TemporalEffects:
+    """The run's effects as Temporal activities; checkpoints are the workflow's state."""
+
+    def __init__(self, agent: Agent, scope: Scope, options: RunOptions) -> None:
+        self.agent = agent
+        self.scope = scope
+        self.options = options
+        self.first_step: int | None = None
+        self.carry: RunState | None = None
+
+    async def save(self, run: AgentRun) -> None:
+        # Temporal's event history is the run's durable state: nothing to write.
+        return None
+
+    async def call_model(self, run: AgentRun, request: ChatRequest) -> LLMResult:
+        if self.first_step is None:
+            self.first_step = run.steps
+        if run.steps - self.first_step >= self.options.continue_as_new_after:
+            # Keep the history bounded: carry the run's state into a fresh workflow run.
+            self.carry = run.snapshot()
+            raise _ContinueAsNew
+        payload = pack(
+            {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
+             "autonomy": run.ctx.autonomy.value, "request": request}
+        )
+        options = self.options
+        text = await workflow.execute_activity(
+            MODEL_ACTIVITY,
+            payload,
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=options.model_timeout),
+            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+            retry_policy=_retry(options.max_attempts),
+            summary=f"model {request.model}",
+        )
+        answer = unpack(text, "model answer")
+        if "stop" in answer:
+            raise error_from(answer["stop"])
+        result: LLMResult = answer["result"]
+        return result
+
+    async def call_tool(
+        self, run: AgentRun, call: ToolCall, arguments: Mapping[str, Any], registry: ToolRegistry
+    ) -> tuple[str, bool]:
+        if call.name not in registry:
+            # Unknown tools are answered without a worker: nothing runs.
+            return await execute_tool_call(run.ctx, call, arguments, registry)
+        tool = registry.get(call.name)
+        once = bool(tool.side_effecting) and not getattr(tool, "idempotent", False)
+        options = self.options
+        payload = pack(
+            {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
+             "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments}
+        )
+        try:
+            text = await workflow.execute_activity(
+                TOOL_ACTIVITY,
+                payload,
+                result_type=str,
+                start_to_close_timeout=timedelta(seconds=options.tool_timeout),
+                heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+                retry_policy=_retry(1 if once else options.max_attempts),
+                summary=f"tool {call.name}",
+            )
+        except ActivityError as exc:
+            if once:
+                # The one attempt of a call that changes the world ended without a
+                # result (its worker died or timed out): it may or may not have acted.
+                raise OutcomeUnknown(
+                    call.id, f"{call.name!r} is not declared idempotent, so it is not retried"
+                ) from exc
+            return (
+                f"The call to {call.name!r} failed {options.max_attempts} time(s) without a "
+                f"result (the worker running it stopped or timed out: {_cause(exc)}).",
+                True,
+            )
+        answer = unpack(text, "tool answer")
+        if "stop" in answer:
+            raise error_from(answer["stop"])
+        return answer["content"], answer["is_error"]
+
+
+def _cause(error: BaseException) -> str:
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return str(error) or type(error).__name__
+
+
+class _ContinueAsNew(BaseException):
+    """Raised inside the loop to leave it for a fresh workflow run. A BaseException, so
+    the loop's error handling (which stops runs on RunError) lets it through."""
+
+
+@workflow.defn(name=WORKFLOW, sandboxed=True)
+class AgentWorkflow:
+    """One agent run. Input: the agent, task, scope, autonomy, options (and, after
+    continue-as-new, the run's state)."""
+
+    def __init__(self) -> None:
+        self._run: AgentRun | None = None
+        self._result: AgentResult | None = None
+        self._settled = 0
+        self._decisions: Mapping[str, Any] | None = None
+        self._waiting = False
+
+    @workflow.run
+    async def run(self, payload: str) -> str:
+        start = unpack(payload, "start")
+        info = workflow.info()
+        agent = hosted(info.task_queue, start["agent"])
+        scope: Scope = start["scope"]
+        options: RunOptions = start["options"]
+        ctx = RunContext(
+            llm=_NoModel(),
+            store=InMemoryStore(),
+            invoker=Invoker(),
+            scope=scope,
+            correlation_id=info.workflow_id,
+            autonomy=start["autonomy"],
+        )
+        state: RunState | None = start.get("state")
+        if state is None:
+            state = RunState(
+                run_id=info.workflow_id,
+                agent=agent.name,
+                status="running",
+                messages=(Message(role="user", content=start["task"]),),
+            )
+        effects = TemporalEffects(agent, scope, options)
+        run = AgentRun(
+            agent, ctx, state, key=f"{info.workflow_id}:{agent.name}", version=0,
+            checkpointer=StoreCheckpointer(ctx.store), effects=effects,
+        )
+        self._run = run
+        try:
+            while True:
+                if run.status == "suspended":
+                    result = run.result()
+                else:
+                    result = await agent._advance(run)
+                self._result = result
+                self._settled += 1
+                if result.stop_reason != "suspended":
+                    await workflow.wait_condition(workflow.all_handlers_finished)
+                    return result_to(result)
+                self._waiting = True
+                await workflow.wait_condition(lambda: self._decisions is not None)
+                decisions, self._decisions = self._decisions, None
+                self._waiting = False
+                run.decisions = freeze(decisions)
+                run.status = "running"
+        except _ContinueAsNew:
+            pass
+        except (FailureError, RunError):
+            raise
+        except Exception as exc:
+            # A bug or a final error (e.g. the answer never fit the output type): fail
+            # the workflow with it rather than retrying the workflow task forever.
+            raise ApplicationError(
+                f"{type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True
+            ) from exc
+        carried = dict(start)
+        carried["state"] = effects.carry
+        workflow.continue_as_new(pack(carried))
+
+    # A waiting client is abandoned at continue-as-new; it asks the next run again.
+    @workflow.update(
+        name=OUTCOME_UPDATE, unfinished_policy=workflow.HandlerUnfinishedPolicy.ABANDON
+    )
+    async def outcome(self) -> str:
+        """Wait until the run suspends or ends; its result so far."""
+        await workflow.wait_condition(self._at_rest)
+        assert self._result is not None
+        return result_to(self._result)
+
+    @workflow.update(name=RESUME_UPDATE)
+    async def resume(self, decisions: str) -> str:
+        """Hand the human's decisions to the suspended run; its next result."""
+        settled = self._settled
+        self._decisions = self._checked(decisions)
+        await workflow.wait_condition(lambda: self._settled > settled)
+        assert self._result is not None
+        return result_to(self._result)
+
+    @resume.validator
+    def _validate_resume(self, decisions: str) -> None:
+        self._checked(decisions)
+
+    def _checked(self, decisions: str) -> Mapping[str, Any]:
+        run = self._run
+        if run is None or not self._waiting or self._decisions is not None:
+            raise ApplicationError(
+                "the run is not waiting for a decision", type="RunNotResumable"
+            )
+        given = unpack(decisions, "decisions")
+        try:
+            return validate_decisions(run.run_id, run.pending, given)
+        except ValueError as exc:
+            raise ApplicationError(str(exc), type="ValueError") from None
+
+    @workflow.query(name=PENDING_QUERY)
+    def pending(self) -> str:
+        """The calls waiting for a person (a Suspended), or None."""
+        run = self._run
+        if run is None or not self._waiting:
+            return pack(None)
+        return pack(run.suspended())
+
+    def _at_rest(self) -> bool:
+        """The run waits for a person, or has ended."""
+        result = self._result
+        return self._waiting or (result is not None and result.stop_reason != "suspended")
