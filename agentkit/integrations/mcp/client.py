@@ -31,9 +31,9 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from agentkit.core.contracts.errors import ToolDefinitionError
+from agentkit.core.contracts.errors import ToolShapeError
 from agentkit.integrations.mcp.errors import MCPConnectionError, MCPTimeoutError, MCPToolError
-from agentkit.integrations.mcp.mcp_tool import MCPTool
+from agentkit.integrations.mcp.mcp_tool import MCPTool, assign_names
 from agentkit.tools.declarations.adapt import thaw
 
 if TYPE_CHECKING:
@@ -63,7 +63,15 @@ class MCPSession:
     objects, ready for a ``ToolRegistry`` or ``ReActCognition(tools=...)``.
     """
 
-    __slots__ = ("_client", "call_timeout", "prefix", "server_name", "timeout", "trust_hints")
+    __slots__ = (
+        "_client",
+        "_output_schemas",
+        "call_timeout",
+        "prefix",
+        "server_name",
+        "timeout",
+        "trust_hints",
+    )
 
     def __init__(
         self,
@@ -82,6 +90,7 @@ class MCPSession:
         self.trust_hints = trust_hints
         self.timeout = timeout
         self.call_timeout = call_timeout
+        self._output_schemas: dict[str, Any] = {}
 
     @property
     def client(self) -> Client:
@@ -91,8 +100,9 @@ class MCPSession:
     async def list_tools(self) -> list[MCPTool]:
         """Every tool the server offers, adapted; names are prefixed with ``prefix``.
 
-        Raises :class:`ToolDefinitionError` if two server names become one agentkit
-        name (after the provider-safe rewrite), rather than letting one shadow the other.
+        Names are made provider-safe; two that collide afterwards are told apart by
+        :func:`~agentkit.integrations.mcp.mcp_tool.assign_names` (a tool it cannot name
+        uniquely is left out with a warning, never the whole server).
         """
         definitions: list[types.Tool] = []
         cursor: str | None = None
@@ -106,18 +116,23 @@ class MCPSession:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        tools: dict[str, MCPTool] = {}
-        for definition in definitions:
-            adapted = MCPTool(definition, self, prefix=self.prefix, trust_hints=self.trust_hints)
-            clash = tools.get(adapted.name)
-            if clash is not None:
-                raise ToolDefinitionError(
-                    f"MCP server {self.server_name!r}: tools {clash.remote_name!r} and "
-                    f"{definition.name!r} both become {adapted.name!r} (names may only use "
-                    "letters, digits, '_' and '-'); wrap them in separate registries"
+        self._output_schemas = {
+            d.name: d.output_schema for d in definitions if d.output_schema is not None
+        }
+        tools: list[MCPTool] = []
+        names = assign_names([d.name for d in definitions], self.prefix)
+        for definition, name in zip(definitions, names, strict=True):
+            if name is None:
+                _log.warning(
+                    "MCP server %r: tool %r left out: its name collides with another tool's "
+                    "even after disambiguation", self.server_name, definition.name,
                 )
-            tools[adapted.name] = adapted
-        return list(tools.values())
+                continue
+            tools.append(
+                MCPTool(definition, self, prefix=self.prefix, trust_hints=self.trust_hints,
+                        name=name)
+            )
+        return tools
 
     async def list_resources(self) -> list[types.Resource]:
         """The resources the server lists (every page)."""
@@ -167,6 +182,13 @@ class MCPSession:
         except MCPError as exc:
             detail = f"{exc.message} (MCP error {exc.code})"
             raise MCPToolError(name, self.server_name, detail) from exc
+        except RuntimeError as exc:
+            schema = self._output_schemas.get(name)
+            if schema is None and not _is_validation_error(exc.__cause__):
+                raise
+            # The SDK checks structured content against the listed outputSchema and
+            # raises a bare RuntimeError (its cause the jsonschema error) when it fails.
+            raise _shape_error(name, schema, exc) from exc
 
     async def _guard(self, what: str, request: Awaitable[_T], timeout: float) -> _T:
         try:
@@ -351,6 +373,26 @@ async def _close(owner: asyncio.Future[None], label: str, *, graceful: bool) -> 
         # Every call that was open when the connection failed already raised
         # MCPConnectionError; raising again here would only hide the run's own outcome.
         _log.warning("connection to MCP server %r ended with %s", label, _explain(error))
+
+
+def _is_validation_error(error: BaseException | None) -> bool:
+    from jsonschema import ValidationError  # type: ignore[import-untyped]  # an SDK dependency
+
+    return isinstance(error, ValidationError)
+
+
+def _shape_error(name: str, schema: Any, error: RuntimeError) -> ToolShapeError:
+    cause = error.__cause__
+    if _is_validation_error(cause):
+        path = "$" + "".join(
+            f"[{p}]" if isinstance(p, int) else f".{p}"
+            for p in getattr(cause, "absolute_path", ())
+        )
+        reason = f"{path}: {getattr(cause, 'message', cause)}"
+        raw = getattr(cause, "instance", None)
+    else:
+        reason, raw = str(error), None
+    return ToolShapeError(name, raw, str(schema), reason)
 
 
 def _shorten(text: str, limit: int = 80) -> str:

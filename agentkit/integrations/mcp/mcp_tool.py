@@ -14,8 +14,9 @@ a local tool gives.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
@@ -30,7 +31,14 @@ from agentkit.tools.declarations.jsonschema import schema_errors, schema_errors_
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["REQUIRES_APPROVAL_META", "MCPTool", "describe_content", "read_result", "safe_name"]
+__all__ = [
+    "REQUIRES_APPROVAL_META",
+    "MCPTool",
+    "assign_names",
+    "describe_content",
+    "read_result",
+    "safe_name",
+]
 
 REQUIRES_APPROVAL_META = "agentkit/requiresApproval"
 """Tool ``_meta`` key an agentkit server sets on tools that declare ``requires_approval``."""
@@ -64,6 +72,36 @@ def safe_name(name: str, prefix: str = "") -> str:
     return _UNSAFE.sub("_", prefix + name)[:64] or "_"
 
 
+def assign_names(names: Sequence[str], prefix: str = "") -> list[str | None]:
+    """A provider-safe, unique agentkit name for each server name (None: refused).
+
+    A name that needed no rewriting keeps it. A rewritten name that collides with
+    another gets ``_`` plus the first 6 hex digits of the SHA-256 of the server's
+    name (``files.read`` next to ``files_read`` becomes ``files_read_601e4e``), so the
+    result depends only on the names, never on their order. A tool whose name still
+    collides after that (or a duplicate server name) is refused; the others stay.
+    """
+    wanted = [safe_name(name, prefix) for name in names]
+    kept = {w for name, w in zip(names, wanted, strict=True) if w == prefix + name}
+    counts: dict[str, int] = {}
+    for w in wanted:
+        counts[w] = counts.get(w, 0) + 1
+    result: list[str] = []
+    for name, w in zip(names, wanted, strict=True):
+        if counts[w] > 1 and w != prefix + name:
+            tag = "_" + hashlib.sha256(name.encode()).hexdigest()[:6]
+            w = w[: 64 - len(tag)] + tag
+        result.append(w)
+    taken: set[str] = set()
+    final: list[str | None] = []
+    for name, w in zip(names, result, strict=True):
+        clash = w in taken or (result.count(w) > 1 and w != prefix + name and w in kept)
+        final.append(None if clash else w)
+        if not clash:
+            taken.add(w)
+    return final
+
+
 class _ArgumentCheck:
     """The server's input schema, read once, as a check that names every problem."""
 
@@ -78,10 +116,14 @@ class _ArgumentCheck:
             required, list | tuple
         ) else ()
         self._accepted = tuple(self._properties)
-        # Undeclared keys are refused, as for a local tool, unless the schema itself
-        # opens the object up (or combines shapes this check cannot see through).
+        # Undeclared keys are refused, as for a local tool, when the schema lists its
+        # properties and does not open the object up; a bare {"type": "object"} takes any
+        # keys, and combined shapes are checked whole.
         self._whole = any(k in schema for k in _COMBINATORS)
-        self._closed = not self._whole and schema.get("additionalProperties") in (None, False)
+        extra = schema.get("additionalProperties")
+        self._closed = not self._whole and (
+            extra is False or (extra is None and isinstance(properties, Mapping))
+        )
 
     def check(self, tool: str, args: Mapping[str, Any], call_id: str | None = None) -> None:
         missing = [name for name in self._required if name not in args]
@@ -110,7 +152,11 @@ class _ArgumentCheck:
         # The commonest mistakes are worded as a local tool words them, so a tool
         # behaves the same to the model whether it runs here or behind MCP.
         kind = schema.get("type")
-        if kind in _ARTICLES and schema_errors_at(value, {"type": kind}, self._root):
+        if isinstance(kind, list) and len(kind) == 1:
+            kind = kind[0]
+        if isinstance(kind, str) and kind in _ARTICLES and schema_errors_at(
+            value, {"type": kind}, self._root
+        ):
             return f"expected {_ARTICLES[kind]}, got {describe_value(value)}"
         options = schema.get("enum")
         if isinstance(options, list) and schema_errors_at(value, {"enum": options}, self._root):
@@ -163,13 +209,14 @@ class MCPTool:
         *,
         prefix: str = "",
         trust_hints: bool = False,
+        name: str | None = None,
     ) -> None:
         hints = definition.annotations
         self._session = session
         self.remote_name = definition.name
         """The name the server knows the tool by."""
         self.server = session.server_name
-        self.name = safe_name(definition.name, prefix)
+        self.name = name if name is not None else safe_name(definition.name, prefix)
         self.description = (
             definition.description
             or definition.title
@@ -177,7 +224,9 @@ class MCPTool:
         )
         parameters = thaw(definition.input_schema)
         self.schema = ToolSchema(self.name, self.description, parameters)
-        self.output_schema = None
+        self.output_schema = (
+            None if definition.output_schema is None else thaw(definition.output_schema)
+        )
         self.annotations = hints
         """The server's annotations, as it sent them (hints, not facts)."""
         read_only = trust_hints and hints is not None and hints.read_only_hint is True

@@ -81,7 +81,7 @@ async def test_tools_keep_the_servers_schema_and_description(sdk_server: list[st
     assert forecast.schema is not None
     assert forecast.schema.name == "wx_forecast"
     assert dict(forecast.schema.parameters) == listed["forecast"].input_schema
-    assert forecast.output_schema is None
+    assert forecast.output_schema == listed["forecast"].output_schema
     assert forecast.requires_approval is False
     assert sorted(tools) == [
         "wx_broken", "wx_crash", "wx_forecast", "wx_lookups", "wx_radar", "wx_set_alert", "wx_slow"
