@@ -22,7 +22,7 @@ from agentkit.agents.events import (
 )
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus
-from agentkit.agents.tool_messages import describe_failure, render_value
+from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
     DepthLimitExceeded,
     OutputCoercionError,
@@ -31,6 +31,7 @@ from agentkit.core.contracts.errors import (
     ToolNotFoundError,
 )
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import (
     ChatRequest,
@@ -261,7 +262,7 @@ class AgentRun:
         if self._stop is not None:
             return  # the run is stopping: calls not yet started never start
         try:
-            content, is_error = await self._execute(call, registry)
+            content, is_error, attached = await self._execute(call, registry)
         except RunError as exc:
             # A refusal that stops the run (budget, cancellation): this call did not run,
             # but calls of the same turn already under way finish and are recorded.
@@ -269,7 +270,8 @@ class AgentRun:
                 self._stop = exc
             return
         message = Message(
-            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error
+            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error,
+            attachments=attached,
         )
         self.answered[call.id] = message
         self.emit(ToolResultEvent(call.id, call.name, content, is_error))
@@ -279,7 +281,9 @@ class AgentRun:
             async with self._save_lock:
                 await self.save()
 
-    async def _execute(self, call: ToolCall, registry: ToolRegistry) -> tuple[str, bool]:
+    async def _execute(
+        self, call: ToolCall, registry: ToolRegistry
+    ) -> tuple[str, bool, tuple[Media, ...]]:
         arguments: Mapping[str, Any] = call.arguments
         note = ""
         kind = self.pending.get(call.id)
@@ -287,14 +291,15 @@ class AgentRun:
         if kind == "input":
             answer = decision.get("answer") if isinstance(decision, Mapping) else None
             if not isinstance(answer, str):
-                return "The human gave no answer to this question.", True
-            return answer, False
+                return "The human gave no answer to this question.", True, ()
+            return answer, False, ()
         if kind == "approval":
             if decision is None or decision == "reject":
                 return (
                     f"The call to {call.name!r} was not approved by a human, so it did not run. "
                     "Do not retry it unchanged; continue without it or ask differently.",
                     True,
+                    (),
                 )
             if isinstance(decision, Mapping):
                 arguments = decision
@@ -309,7 +314,7 @@ class AgentRun:
                 accepted=accepted,
                 call_id=call.id,
             )
-            return describe_failure(call.name, refused), True
+            return describe_failure(call.name, refused), True, ()
         try:
             tool: Tool = registry.get(call.name)
             request = ToolRequest(
@@ -323,13 +328,14 @@ class AgentRun:
             value = await self.ctx.invoker.invoke_tool(request, self.ctx)
         except (RunError, asyncio.CancelledError) as exc:
             if isinstance(exc, DepthLimitExceeded):
-                return describe_failure(call.name, exc), True
+                return describe_failure(call.name, exc), True, ()
             raise
         except ToolNotFoundError as exc:
-            return describe_failure(call.name, exc), True
+            return describe_failure(call.name, exc), True, ()
         except Exception as exc:
-            return describe_failure(call.name, exc), True
-        return note + render_value(value), False
+            return describe_failure(call.name, exc), True, ()
+        content, attached = render_result(value)
+        return note + content, False, attached
 
     # -- outcome --------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ Mapping, both ways:
   (``ToolSchema.native["anthropic"]``, e.g. the client-side memory tool);
 - the system prompt: the ``system`` parameter;
 - assistant tool calls: ``tool_use`` blocks; tool results: ``tool_result`` blocks (with
-  ``is_error`` for failures) in the next user turn, consecutive results together;
+  ``is_error`` for failures) in the next user turn, consecutive results together; an
+  attached image goes inside its ``tool_result`` as an ``image`` block;
 - usage: input, output, cache-read and cache-write tokens, priced from the price table;
 - stop reasons: ``end_turn``/``stop_sequence`` -> ``stop``, ``tool_use`` ->
   ``tool_calls``, ``max_tokens`` -> ``length``, ``refusal`` -> ``content_filter``;
@@ -16,6 +17,7 @@ Mapping, both ways:
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +37,7 @@ from agentkit.core.contracts.types import (
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 from agentkit.providers._errors import as_provider_error, missing_extra
 from agentkit.providers._json import parse_arguments
+from agentkit.providers._media import native_image
 from agentkit.providers._sdk import client_options, priced
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
@@ -88,7 +91,7 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": message.content,
+                "content": _tool_result_content(message),
             }
             if message.is_error:
                 result["is_error"] = True
@@ -107,6 +110,21 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             add("user", [{"type": "text", "text": message.content}])
         # system messages travel in the ``system`` parameter, never in the transcript
     return out
+
+
+def _tool_result_content(message: Message) -> str | list[dict[str, Any]]:
+    """The text, plus an image block per attached image the API accepts (other media
+    stay as the description lines already in the text)."""
+    images = [m for m in message.attachments if native_image(m)]
+    if not images:
+        return message.content
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    for image in images:
+        blocks.append({"type": "image", "source": {
+            "type": "base64", "media_type": image.mime_type,
+            "data": base64.b64encode(image.data).decode("ascii"),
+        }})
+    return blocks
 
 
 def _usage(usage: Any, model: str, prices: PriceTable) -> Usage:

@@ -9,7 +9,8 @@ Mapping, both ways:
 - the system prompt: a leading ``system`` message;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
-- tool results: ``role: tool`` messages with ``tool_call_id``;
+- tool results: ``role: tool`` messages with ``tool_call_id``; those messages take text
+  only, so images attached to a turn's results follow them in one ``user`` message;
 - usage: prompt tokens (cached ones counted as cache reads) and completion tokens;
 - finish reasons: ``stop``, ``tool_calls``, ``length``, ``content_filter``;
 - streaming: content deltas are passed on; ``tool_calls`` deltas are assembled per index
@@ -18,6 +19,7 @@ Mapping, both ways:
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -37,6 +39,7 @@ from agentkit.core.contracts.types import (
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 from agentkit.providers._errors import as_provider_error, missing_extra
 from agentkit.providers._json import parse_arguments
+from agentkit.providers._media import native_image
 from agentkit.providers._sdk import client_options, priced
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
@@ -75,7 +78,11 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
+    images: list[dict[str, Any]] = []
     for message in messages:
+        if message.role != "tool" and images:
+            out.append({"role": "user", "content": images})
+            images = []
         if message.role == "assistant":
             entry: dict[str, Any] = {"role": "assistant", "content": message.content or None}
             if message.tool_calls:
@@ -95,9 +102,27 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
             out.append(
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
             )
+            images.extend(_image_parts(message))
         else:
             out.append({"role": message.role, "content": message.content})
+    if images:
+        out.append({"role": "user", "content": images})
     return out
+
+
+def _image_parts(message: Message) -> list[dict[str, Any]]:
+    shown = [m for m in message.attachments if native_image(m)]
+    if not shown:
+        return []
+    parts: list[dict[str, Any]] = [{
+        "type": "text",
+        "text": f"The image(s) returned by tool call {message.tool_call_id} ({message.name}):",
+    }]
+    for image in shown:
+        data = base64.b64encode(image.data).decode("ascii")
+        url = f"data:{image.mime_type};base64,{data}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 def _usage(usage: Any, model: str, prices: PriceTable) -> Usage:

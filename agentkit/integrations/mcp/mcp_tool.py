@@ -14,6 +14,8 @@ a local tool gives.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -23,6 +25,7 @@ import mcp.types as types
 
 from agentkit.core.contracts.errors import ToolArgumentError
 from agentkit.core.contracts.frozen import freeze
+from agentkit.core.contracts.media import Audio, File, Image, Media
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.integrations.mcp.errors import MCPToolError
 from agentkit.tools.declarations.adapt import describe_value, thaw
@@ -259,12 +262,27 @@ class MCPTool:
 
 def read_result(result: types.CallToolResult, tool: str, server: str) -> Any:
     """A ``CallToolResult`` as a value: structured content (frozen) when present, else
-    the content blocks as text; ``isError`` raises :class:`MCPToolError`."""
+    the text blocks joined; ``isError`` raises :class:`MCPToolError`.
+
+    Images, audio and binary resources are never turned into text. When the result has
+    any, the value is a list of parts in the server's order (the structured content or
+    each text block, and :class:`~agentkit.core.contracts.media.Image` /
+    ``Audio`` / ``File`` values), which an agent run attaches to the tool-result message
+    and describes in its text (``[image: image/png, 4,033 bytes]``).
+    """
     if result.is_error:
         raise MCPToolError(tool, server, describe_content(result.content))
+    media = [_media(block) for block in result.content]
+    if not any(m is not None for m in media):
+        if result.structured_content is not None:
+            return freeze(result.structured_content)
+        return describe_content(result.content)
     if result.structured_content is not None:
-        return freeze(result.structured_content)
-    return describe_content(result.content)
+        return [freeze(result.structured_content), *(m for m in media if m is not None)]
+    return [
+        m if m is not None else _describe(block)
+        for block, m in zip(result.content, media, strict=True)
+    ]
 
 
 def describe_content(blocks: list[types.ContentBlock]) -> str:
@@ -272,11 +290,35 @@ def describe_content(blocks: list[types.ContentBlock]) -> str:
     return "\n".join(_describe(block) for block in blocks)
 
 
+def _media(block: types.ContentBlock) -> Media | None:
+    """The block as a media value, or None for text and links. Undecodable base64 is
+    left to the description."""
+    try:
+        if isinstance(block, types.ImageContent):
+            return Image(base64.b64decode(block.data, validate=True), block.mime_type)
+        if isinstance(block, types.AudioContent):
+            return Audio(base64.b64decode(block.data, validate=True), block.mime_type)
+        if isinstance(block, types.EmbeddedResource) and isinstance(
+            block.resource, types.BlobResourceContents
+        ):
+            resource = block.resource
+            data = base64.b64decode(resource.blob, validate=True)
+            mime = resource.mime_type or "application/octet-stream"
+            if mime.startswith("image/"):
+                return Image(data, mime)
+            if mime.startswith("audio/"):
+                return Audio(data, mime)
+            return File(data, mime, name=str(resource.uri))
+    except (binascii.Error, ValueError):
+        return None
+    return None
+
+
 def _describe(block: types.ContentBlock) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
-        return f"[{block.type}: {block.mime_type}, {_decoded_size(block.data)} bytes]"
+        return f"[{block.type}: {block.mime_type}, {_decoded_size(block.data):,} bytes]"
     if isinstance(block, types.ResourceLink):
         return f"[resource link {block.name!r}: {block.uri}]"
     if isinstance(block, types.EmbeddedResource):
@@ -284,7 +326,7 @@ def _describe(block: types.ContentBlock) -> str:
         if isinstance(resource, types.TextResourceContents):
             return f"[resource {resource.uri}]\n{resource.text}"
         kind = resource.mime_type or "binary data"
-        return f"[resource {resource.uri}: {kind}, {_decoded_size(resource.blob)} bytes]"
+        return f"[resource {resource.uri}: {kind}, {_decoded_size(resource.blob):,} bytes]"
     return f"[{getattr(block, 'type', type(block).__name__)} content]"
 
 

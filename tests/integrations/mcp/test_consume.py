@@ -12,6 +12,7 @@ import pytest
 from agentkit.agents import Agent, Suspended
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.errors import RunCancelled
+from agentkit.core.contracts.media import Image
 from agentkit.core.contracts.types import ToolCall, ToolRequest
 from agentkit.core.policies import memoize
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
@@ -212,7 +213,7 @@ async def test_results_text_and_images_described_and_errors_raised(
         with pytest.raises(MCPToolError) as failed:
             await tools["broken"].run({"city": "Braga"}, ctx)
 
-    assert radar == "Radar for Braga\n[image: image/png, 100 bytes]"
+    assert radar == ["Radar for Braga", Image(b"\x89PNG" + bytes(96), "image/png")]
     assert alert == {"city": "Braga", "level": "red"}
     assert str(failed.value) == (
         "tool 'broken' on MCP server 'weather' reported an error: "
