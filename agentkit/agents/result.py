@@ -25,7 +25,14 @@ class Suspended:
     pending: tuple[ToolCall, ...]
     """The calls waiting for a decision, with the exact (frozen) arguments to approve."""
     reason: Literal["awaiting_approval", "awaiting_input"] = "awaiting_approval"
-    """Why: a gated tool call, or a question for the human (``ask_human``)."""
+    """Why: a gated tool call, or a question for the human (``ask_human``, or a tool's
+    question mid-call)."""
+    questions: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """Questions tools asked mid-call (an MCP server's elicitation), by call id: each
+    has ``message``, ``schema`` (the JSON Schema of the answer, or None), ``tool`` and
+    ``source``. Answer with ``{"action": "accept", "content": {...}}``, ``{"action":
+    "decline"}``, ``{"action": "cancel"}``, or ``{"answer": "..."}`` for a one-field
+    form."""
 
 
 @dataclass(frozen=True, slots=True)

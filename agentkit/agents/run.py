@@ -25,6 +25,7 @@ from agentkit.agents.run_state import PendingKind, RunState, RunStatus
 from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
     DepthLimitExceeded,
+    HumanInputRequired,
     OutputCoercionError,
     RunError,
     ToolArgumentError,
@@ -44,6 +45,7 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.current_call import CurrentCall, current_call
 from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
@@ -85,6 +87,8 @@ class AgentRun:
         self.pending: dict[str, PendingKind] = dict(state.pending)
         self.decisions: Mapping[str, Any] = state.decisions
         self.repairs = state.repairs
+        self.questions: dict[str, Any] = dict(state.questions)
+        self._asked: dict[str, Any] = {}
         self.extra_system = ""
         self.output: Any = None
         self.error: BaseException | None = None
@@ -107,6 +111,7 @@ class AgentRun:
             pending=FrozenDict(self.pending),
             decisions=self.decisions,
             repairs=self.repairs,
+            questions=FrozenDict(self.questions),
         )
 
     async def save(self) -> None:
@@ -216,8 +221,12 @@ class AgentRun:
     def suspended(self) -> Suspended:
         """The :class:`Suspended` record for the calls waiting now."""
         calls = tuple(c for c in self.open_calls if c.id in self.pending)
-        if "input" in self.pending.values():
-            return Suspended(self.run_id, calls, reason="awaiting_input")
+        kinds = set(self.pending.values())
+        if "input" in kinds or "elicitation" in kinds:
+            questions = {k: v for k, v in self.questions.items() if k in self.pending}
+            return Suspended(
+                self.run_id, calls, reason="awaiting_input", questions=FrozenDict(questions)
+            )
         return Suspended(self.run_id, calls, reason="awaiting_approval")
 
     async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
@@ -251,11 +260,20 @@ class AgentRun:
         if self._stop is not None:
             stop, self._stop = self._stop, None
             raise stop
+        if self._asked:
+            # A tool asked a person something mid-call: the calls that finished keep their
+            # answers, and the ones that asked run again on resume, with the answer.
+            asked, self._asked = self._asked, {}
+            self.questions.update(asked)
+            self.decisions = FrozenDict()
+            await self.suspend(dict.fromkeys(asked, "elicitation"))
+            return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
         self.open_calls = ()
         self.answered = {}
         self.pending = {}
         self.decisions = FrozenDict()
+        self.questions = {}
         await self.save()
 
     async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
@@ -263,6 +281,16 @@ class AgentRun:
             return  # the run is stopping: calls not yet started never start
         try:
             content, is_error, attached = await self._execute(call, registry)
+        except HumanInputRequired as exc:
+            earlier = self.questions.get(call.id)
+            self._asked[call.id] = FrozenDict({
+                "message": exc.message,
+                "schema": exc.schema,
+                "tool": exc.tool,
+                "source": exc.source,
+                "answers": _answers(earlier, self.decisions.get(call.id)),
+            })
+            return
         except RunError as exc:
             # A refusal that stops the run (budget, cancellation): this call did not run,
             # but calls of the same turn already under way finish and are recorded.
@@ -293,6 +321,11 @@ class AgentRun:
             if not isinstance(answer, str):
                 return "The human gave no answer to this question.", True, ()
             return answer, False, ()
+        answers: Mapping[str, Any] = FrozenDict()
+        if kind == "elicitation":
+            if decision is None:
+                return "The human gave no answer to the tool's question.", True, ()
+            answers = _answers(self.questions.get(call.id), decision)
         if kind == "approval":
             if decision is None or decision == "reject":
                 return (
@@ -325,7 +358,13 @@ class AgentRun:
                 call_id=call.id,
                 key_step=bool(tool.side_effecting),
             )
-            value = await self.ctx.invoker.invoke_tool(request, self.ctx)
+            scope = current_call.set(CurrentCall(call.id, self.agent.model, answers))
+            try:
+                value = await self.ctx.invoker.invoke_tool(request, self.ctx)
+            finally:
+                current_call.reset(scope)
+        except HumanInputRequired:
+            raise
         except (RunError, asyncio.CancelledError) as exc:
             if isinstance(exc, DepthLimitExceeded):
                 return describe_failure(call.name, exc), True, ()
@@ -357,6 +396,17 @@ class AgentRun:
         )
 
 
+def _answers(question: Mapping[str, Any] | None, decision: Any) -> Mapping[str, Any]:
+    """The answers a call has so far: earlier ones, plus ``decision`` for the question
+    it asked last."""
+    if question is None:
+        return FrozenDict()
+    answers = dict(question.get("answers") or {})
+    if decision is not None:
+        answers[question["message"]] = decision
+    return FrozenDict(answers)
+
+
 def _key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
     tell that this particular call only reads (``is_read_only_call(arguments)``, as
@@ -378,7 +428,15 @@ def validate_decisions(
             f"pending calls: {sorted(pending)}"
         )
     for call_id, decision in decisions.items():
-        if pending[call_id] == "input":
+        if pending[call_id] == "elicitation":
+            if not _elicitation_decision(decision):
+                raise ValueError(
+                    f"run {run_id!r}: call {call_id!r} waits for the answer to a tool's "
+                    "question; its decision must be {'action': 'accept', 'content': {...}}, "
+                    "{'action': 'decline'}, {'action': 'cancel'} or {'answer': '...'}, "
+                    f"got {decision!r}"
+                )
+        elif pending[call_id] == "input":
             if not (isinstance(decision, Mapping) and isinstance(decision.get("answer"), str)):
                 raise ValueError(
                     f"run {run_id!r}: call {call_id!r} asks the human a question; its decision "
@@ -390,3 +448,14 @@ def validate_decisions(
                 f"or a dict of edited arguments, got {decision!r}"
             )
     return FrozenDict({k: v for k, v in decisions.items()})
+
+
+def _elicitation_decision(decision: Any) -> bool:
+    if not isinstance(decision, Mapping):
+        return False
+    if "answer" in decision:
+        return isinstance(decision["answer"], str) and len(decision) == 1
+    action = decision.get("action")
+    if action == "accept":
+        return isinstance(decision.get("content", {}), Mapping)
+    return action in ("decline", "cancel")

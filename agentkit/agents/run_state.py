@@ -19,7 +19,7 @@ __all__ = ["PendingKind", "RunState", "RunStatus"]
 RunStatus = Literal[
     "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
-PendingKind = Literal["approval", "input"]
+PendingKind = Literal["approval", "input", "elicitation"]
 
 TERMINAL: frozenset[str] = frozenset(
     {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}
@@ -47,9 +47,12 @@ class RunState:
     answered: tuple[Message, ...] = ()
     """Tool results of ``open_calls`` already in (a recovered run does not redo them)."""
     pending: FrozenDict[str, PendingKind] = field(default_factory=FrozenDict)
-    """Call id to what it waits for: ``approval`` of a gated call, or ``input`` for
-    ``ask_human``."""
+    """Call id to what it waits for: ``approval`` of a gated call, ``input`` for
+    ``ask_human``, ``elicitation`` for a question a tool asked mid-call."""
     decisions: Mapping[str, Any] = field(default_factory=FrozenDict)
     """The human's decisions for pending calls, given on resume."""
     repairs: int = 0
     """Output repair turns used."""
+    questions: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """Call id to the question a tool asked mid-call (``message``, ``schema``, ``tool``,
+    ``source``) and the ``answers`` it already has, by question text."""

@@ -51,6 +51,8 @@ class ReActCognition:
                         await run.suspend(pending)
                         return
                 await run.answer_open_calls(tools, self.max_concurrency)
+                if run.status == "suspended":
+                    return  # a tool asked a person something mid-call
             if run.steps >= self.max_iterations:
                 await run.stop("max_iterations")
                 return

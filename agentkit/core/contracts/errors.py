@@ -16,6 +16,7 @@
     │   ├── BudgetExceeded
     │   ├── UnpricedModel
     │   └── RunNotResumable
+    ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
     └── VersionConflict                    state: another writer got there first
 
@@ -26,7 +27,8 @@ decided by type, in one place: :func:`is_transient`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 class AgentkitError(Exception):
@@ -254,3 +256,22 @@ class VersionConflict(AgentkitError):
             f"write to {key!r} refused: expected version {expected}, found {actual}; "
             "another worker has written since this one read"
         )
+
+
+class HumanInputRequired(AgentkitError):
+    """A tool, mid-call, needs a person's answer (an MCP server's elicitation).
+
+    Inside an agent loop the run suspends (``awaiting_input``) with the question in
+    ``Suspended.questions``; resuming re-runs the call with the answer at hand. Raised
+    outside an agent loop, it tells the caller what was asked.
+    """
+
+    def __init__(
+        self, tool: str, message: str, schema: Mapping[str, Any] | None = None, source: str = ""
+    ) -> None:
+        self.tool = tool
+        self.message = message
+        self.schema = schema
+        self.source = source
+        origin = f" (asked by {source})" if source else ""
+        super().__init__(f"tool {tool!r} needs a person's answer{origin}: {message}")

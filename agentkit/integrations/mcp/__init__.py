@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         connect_stdio,
     )
     from agentkit.integrations.mcp.errors import (
+        MCPAuthError,
         MCPConnectionError,
         MCPTimeoutError,
         MCPToolError,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RUN_ID_META",
+    "MCPAuthError",
     "MCPConnectionError",
     "MCPResources",
     "MCPSession",
@@ -80,6 +82,7 @@ _HOMES = {
     "MCPSession": "client",
     "connect_http": "client",
     "connect_stdio": "client",
+    "MCPAuthError": "errors",
     "MCPConnectionError": "errors",
     "MCPTimeoutError": "errors",
     "MCPToolError": "errors",
