@@ -43,6 +43,7 @@ from agentkit.integrations.mcp.errors import (
 )
 from agentkit.integrations.mcp.mcp_tool import MCPTool, assign_names
 from agentkit.integrations.mcp.server_requests import OpenCall, ServerRequests
+from agentkit.integrations.mcp.tasks import call_as_task
 from agentkit.tools.declarations.adapt import thaw
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class MCPSession:
         "_client",
         "_output_schemas",
         "_requests",
+        "_task_tools",
         "call_timeout",
         "prefix",
         "server_name",
@@ -108,6 +110,7 @@ class MCPSession:
         self.timeout = timeout
         self.call_timeout = call_timeout
         self._output_schemas: dict[str, Any] = {}
+        self._task_tools: frozenset[str] = frozenset()
 
     @property
     def client(self) -> Client:
@@ -136,6 +139,10 @@ class MCPSession:
         self._output_schemas = {
             d.name: d.output_schema for d in definitions if d.output_schema is not None
         }
+        self._task_tools = frozenset(
+            d.name for d in definitions
+            if d.execution is not None and d.execution.task_support == "required"
+        )
         tools: list[MCPTool] = []
         names = assign_names([d.name for d in definitions], self.prefix)
         for definition, name in zip(definitions, names, strict=True):
@@ -194,13 +201,18 @@ class MCPSession:
         meta: Any = None if ctx is None else {RUN_ID_META: ctx.correlation_id}
         try:
             with self._requests.track(name, ctx) as open_call:
-                call = self._client.call_tool(
-                    name,
-                    thaw(arguments),
-                    read_timeout_seconds=self.call_timeout,
-                    progress_callback=self._progress(name, ctx),
-                    meta=meta,
-                )
+                call: Awaitable[types.CallToolResult]
+                if name in self._task_tools:
+                    call = call_as_task(self._client.session, name, thaw(arguments), meta,
+                                        self.call_timeout, ctx, self.server_name)
+                else:
+                    call = self._client.call_tool(
+                        name,
+                        thaw(arguments),
+                        read_timeout_seconds=self.call_timeout,
+                        progress_callback=self._progress(name, ctx),
+                        meta=meta,
+                    )
                 return await self._guard(
                     f"the call to {name!r}",
                     _until_answered(call, ctx, open_call),
