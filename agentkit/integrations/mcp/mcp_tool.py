@@ -265,10 +265,10 @@ def read_result(result: types.CallToolResult, tool: str, server: str) -> Any:
     the text blocks joined; ``isError`` raises :class:`MCPToolError`.
 
     Images, audio and binary resources are never turned into text. When the result has
-    any, the value is a list of parts in the server's order (the structured content or
-    each text block, and :class:`~agentkit.core.contracts.media.Image` /
-    ``Audio`` / ``File`` values), which an agent run attaches to the tool-result message
-    and describes in its text (``[image: image/png, 4,033 bytes]``).
+    any, the value is a list of its content blocks in the server's order: text as
+    text, media as :class:`~agentkit.core.contracts.media.Image` / ``Audio`` / ``File``
+    values, which an agent run attaches to the tool-result message and describes in its
+    text (``[image: image/png, 4,033 bytes]``).
     """
     if result.is_error:
         raise MCPToolError(tool, server, describe_content(result.content))
@@ -277,12 +277,32 @@ def read_result(result: types.CallToolResult, tool: str, server: str) -> Any:
         if result.structured_content is not None:
             return freeze(result.structured_content)
         return describe_content(result.content)
-    if result.structured_content is not None:
-        return [freeze(result.structured_content), *(m for m in media if m is not None)]
+    # With media, the content blocks are the value: structured content repeats them
+    # for programs (server-filesystem puts the image's base64 in it), and a text block
+    # that quotes a payload gets the payload's description instead.
+    payloads = {
+        _payload(block): m.describe()
+        for block, m in zip(result.content, media, strict=True) if m is not None
+    }
     return [
-        m if m is not None else _describe(block)
+        m if m is not None else _scrub(_describe(block), payloads)
         for block, m in zip(result.content, media, strict=True)
     ]
+
+
+def _payload(block: types.ContentBlock) -> str:
+    if isinstance(block, types.EmbeddedResource) and isinstance(
+        block.resource, types.BlobResourceContents
+    ):
+        return block.resource.blob
+    return str(getattr(block, "data", ""))
+
+
+def _scrub(text: str, payloads: Mapping[str, str]) -> str:
+    for payload, description in payloads.items():
+        if payload and payload in text:
+            text = text.replace(payload, description)
+    return text
 
 
 def describe_content(blocks: list[types.ContentBlock]) -> str:

@@ -243,3 +243,69 @@ async def test_a_long_call_reports_progress_and_stops_when_the_run_is_cancelled(
     assert result.stop_reason == "cancelled"
     assert seen == [1.0]
     assert echoed == "Echo: still here"
+
+
+async def test_every_server_filesystem_tool_is_callable_over_stdio(
+    node_tools: NodeTools, tmp_path: Path
+) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
+    png = b"\x89PNG\r\n\x1a\n" + bytes(300 * 1024)
+    (root / "photo.png").write_bytes(png)
+    notes, sub = str(root / "notes.txt"), str(root / "sub")
+
+    def turn(*calls: tuple[str, dict[str, Any]]) -> Turn:
+        return Turn(tool_calls=tuple(
+            ToolCall(f"{name}-{i}", name, args) for i, (name, args) in enumerate(calls)
+        ))
+
+    llm = FakeLLM.script([
+        turn(("write_file", {"path": notes, "content": "alpha\nbeta\n"}),
+             ("create_directory", {"path": sub})),
+        turn(("edit_file", {"path": notes, "edits": [{"oldText": "beta", "newText": "gamma"}]}),
+             ("read_media_file", {"path": str(root / "photo.png")}),
+             ("list_allowed_directories", {}),
+             ("get_file_info", {"path": notes})),
+        turn(("read_text_file", {"path": notes}),
+             ("read_file", {"path": notes, "head": 1}),
+             ("read_multiple_files", {"paths": [notes]})),
+        turn(("move_file", {"source": notes, "destination": f"{sub}/notes.txt"})),
+        turn(("list_directory", {"path": str(root)}),
+             ("list_directory_with_sizes", {"path": str(root)}),
+             ("directory_tree", {"path": str(root)}),
+             ("search_files", {"path": str(root), "pattern": "**/notes.txt"})),
+        Turn(content="Filed."),
+    ])
+    async with asyncio.timeout(LIMIT), connect_stdio(
+        [str(node_tools.bin("mcp-server-filesystem")), str(root)],
+        env={"PATH": node_tools.env["PATH"]}, roots=[root],
+    ) as session:
+        tools = await session.list_tools()
+        result = await agent(tools).run("File my notes.", make_test_ctx(llm=llm))
+
+    results = results_by_name(result.messages)
+    assert result.output == "Filed."
+    assert sorted(results) == sorted(t.name for t in tools)
+    assert {name: m.content for name, m in results.items() if m.is_error} == {}
+    content = {name: json.loads(m.content)["content"] for name, m in results.items()
+               if name != "read_media_file"}
+    assert content["write_file"] == f"Successfully wrote to {notes}"
+    assert content["create_directory"] == f"Successfully created directory {sub}"
+    assert content["edit_file"].endswith(" alpha\n-beta\n+gamma\n```\n\n")
+    assert content["list_allowed_directories"] == f"Allowed directories:\n{root}"
+    assert content["get_file_info"].startswith("size: 11\n")
+    assert content["read_text_file"] == "alpha\ngamma\n"
+    assert content["read_file"] == "alpha"
+    assert content["read_multiple_files"] == f"{notes}:\nalpha\ngamma\n\n"
+    assert content["move_file"] == f"Successfully moved {notes} to {sub}/notes.txt"
+    assert content["list_directory"] == "[FILE] photo.png\n[DIR] sub"
+    assert content["list_directory_with_sizes"].startswith("[FILE] photo.png ")
+    assert json.loads(content["directory_tree"]) == [
+        {"name": "photo.png", "type": "file"},
+        {"name": "sub", "type": "directory", "children": [{"name": "notes.txt", "type": "file"}]},
+    ]
+    assert content["search_files"] == f"{sub}/notes.txt"
+    assert (root / "sub" / "notes.txt").read_text() == "alpha\ngamma\n"
+    media = results["read_media_file"]
+    assert media.attachments == (Image(png, "image/png"),)
+    assert media.content == "[image: image/png, 307,208 bytes]"
