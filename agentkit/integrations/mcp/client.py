@@ -31,10 +31,10 @@ import mcp.types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
-from agentkit.core.contracts.errors import ToolShapeError
+from agentkit.core.contracts.errors import HumanInputRequired, ToolShapeError
+from agentkit.core.runtime.current_call import current_call
 from agentkit.integrations.mcp.errors import (
     MCPAuthError,
     MCPConnectionError,
@@ -196,28 +196,26 @@ class MCPSession:
         agent run suspends on it). No argument check happens here; go through
         :class:`MCPTool` (``list_tools``) for that.
         """
-        # RequestParamsMeta is an open TypedDict (PEP 728), which type checkers cannot
-        # yet build with a key of our own.
-        meta: Any = None if ctx is None else {RUN_ID_META: ctx.correlation_id}
+        current = current_call.get()
+        key = None if ctx is None or current is None else (ctx.correlation_id, current.call_id)
+        open_call = None if key is None else self._requests.unpark(key)
+        if open_call is not None:
+            open_call.resume(ctx, current)  # the same request carries on, with the answer
+        else:
+            open_call = self._requests.open(name, ctx)
+            open_call.request = asyncio.ensure_future(self._send(name, arguments, ctx, open_call))
+        parked = False
         try:
-            with self._requests.track(name, ctx) as open_call:
-                call: Awaitable[types.CallToolResult]
-                if name in self._task_tools:
-                    call = call_as_task(self._client.session, name, thaw(arguments), meta,
-                                        self.call_timeout, ctx, self.server_name)
-                else:
-                    call = self._client.call_tool(
-                        name,
-                        thaw(arguments),
-                        read_timeout_seconds=self.call_timeout,
-                        progress_callback=self._progress(name, ctx),
-                        meta=meta,
-                    )
-                return await self._guard(
-                    f"the call to {name!r}",
-                    _until_answered(call, ctx, open_call),
-                    self.call_timeout,
-                )
+            return await self._guard(
+                f"the call to {name!r}",
+                _until_answered(open_call, ctx, parkable=key is not None),
+                self.call_timeout,
+            )
+        except HumanInputRequired:
+            if key is not None:
+                self._requests.park(key, open_call)
+                parked = True
+            raise
         except MCPError as exc:
             detail = f"{exc.message} (MCP error {exc.code})"
             raise MCPToolError(name, self.server_name, detail) from exc
@@ -228,10 +226,26 @@ class MCPSession:
             # The SDK checks structured content against the listed outputSchema and
             # raises a bare RuntimeError (its cause the jsonschema error) when it fails.
             raise _shape_error(name, schema, exc) from exc
+        finally:
+            if not parked:
+                self._requests.close(open_call)
 
-    def _progress(self, tool: str, ctx: RunContext | None) -> ProgressFnT:
-        """A progress callback (asking for one makes the SDK send a progress token)."""
-        return _Progress(self.server_name, tool, ctx)
+    async def _send(
+        self, name: str, arguments: Mapping[str, Any], ctx: RunContext | None, open_call: OpenCall
+    ) -> types.CallToolResult:
+        # RequestParamsMeta is an open TypedDict (PEP 728), which type checkers cannot
+        # yet build with a key of our own.
+        meta: Any = None if ctx is None else {RUN_ID_META: ctx.correlation_id}
+        if name in self._task_tools:
+            return await call_as_task(self._client.session, name, thaw(arguments), meta,
+                                      self.call_timeout, ctx, self.server_name)
+        return await self._client.call_tool(
+            name,
+            thaw(arguments),
+            read_timeout_seconds=self.call_timeout,
+            progress_callback=_Progress(self.server_name, name, open_call),
+            meta=meta,
+        )
 
     async def _guard(self, what: str, request: Awaitable[_T], timeout: float) -> _T:
         try:
@@ -255,48 +269,56 @@ class MCPSession:
 
 
 class _Progress:
-    """Turns a call's progress notifications into ``tool.progress`` run events."""
+    """Turns a call's progress notifications into ``tool.progress`` run events (asking
+    for them is what makes the SDK send a progress token)."""
 
-    __slots__ = ("ctx", "server", "tool")
+    __slots__ = ("open_call", "server", "tool")
 
-    def __init__(self, server: str, tool: str, ctx: RunContext | None) -> None:
+    def __init__(self, server: str, tool: str, open_call: OpenCall) -> None:
         self.server = server
         self.tool = tool
-        self.ctx = ctx
+        self.open_call = open_call
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        if self.ctx is not None:
-            self.ctx.emit(
+        ctx = self.open_call.ctx  # a resumed call reports to the resumed run
+        if ctx is not None:
+            ctx.emit(
                 "tool.progress", server=self.server, tool=self.tool, progress=progress,
                 total=total, message=message,
             )
 
 
-async def _until_answered(call: Awaitable[_T], ctx: RunContext | None, open_call: OpenCall) -> _T:
-    """Await ``call``. If the run's cancel token is set meanwhile, abandon the request
-    (the server is told) and raise ``RunCancelled``; if the server asked a person a
-    question, abandon it and raise ``HumanInputRequired``."""
+async def _until_answered(
+    open_call: OpenCall, ctx: RunContext | None, *, parkable: bool
+) -> types.CallToolResult:
+    """Await the call's request. If the run's cancel token is set meanwhile, abandon it
+    (the server is told) and raise ``RunCancelled``. If the server asked a person a
+    question, raise ``HumanInputRequired``, leaving the request open when it can be
+    parked for the resumed run, else abandoning it."""
+    task = open_call.request
+    assert task is not None
     if ctx is not None:
         ctx.check_cancelled()
-    task = asyncio.ensure_future(call)
     asked = asyncio.ensure_future(open_call.asked.wait())
     try:
         while not task.done():
             await asyncio.wait((task, asked), timeout=_CANCEL_POLL,
                                return_when=asyncio.FIRST_COMPLETED)
-            cancelled = ctx is not None and ctx.cancel.cancelled
-            if not task.done() and (cancelled or open_call.question is not None):
+            if task.done():
+                break
+            if ctx is not None and ctx.cancel.cancelled:
                 task.cancel()
                 await asyncio.wait((task,))
-                if ctx is not None:
-                    ctx.check_cancelled()
-                if open_call.question is not None:
-                    raise open_call.question
+                ctx.check_cancelled()
+            question = open_call.question
+            if question is not None:
+                if not parkable:
+                    task.cancel()
+                    await asyncio.wait((task,))
+                raise question
         return task.result()
     finally:
         asked.cancel()
-        if not task.done():
-            task.cancel()
 
 
 @dataclass(frozen=True, slots=True)
@@ -488,6 +510,7 @@ async def _connected(
         )
         yield session
     finally:
+        requests.close_all()
         stop.set()
         await _close(owner, label, graceful=ready.is_set())
 

@@ -6,10 +6,13 @@ Each is answered on behalf of the *run* that made the call:
 
 - sampling goes through the run's own ``ctx.invoker.chat``, so its budget, meter and
   tracing apply, with the run's model (or ``sampling_model``);
-- elicitation goes to the run's human channel: the call is abandoned (the server is
-  told), the tool raises :class:`~agentkit.core.contracts.errors.HumanInputRequired`,
-  and the agent run suspends with the question; on resume the call runs again and the
-  same question gets the person's answer at once;
+- elicitation goes to the run's human channel: the tool raises
+  :class:`~agentkit.core.contracts.errors.HumanInputRequired` and the agent run
+  suspends with the question, while the request stays open on the session ("parked"
+  under the run and call id). Resumed in the same process, the answer goes to the
+  waiting question and the very same call carries on. Resumed anywhere else (the
+  session is gone), the call is made again and the same question gets the person's
+  answer at once;
 - roots are the directories the user configured (none by default).
 
 The SDK does not say which of our requests a server request belongs to, so it is
@@ -22,8 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,12 +60,39 @@ class OpenCall:
     """Set when the server asked a question only a person can answer."""
     abandoned: asyncio.Event = field(default_factory=asyncio.Event)
     """Set once the call was given up, so the pending question can be let go."""
+    answer: asyncio.Future[Any] | None = None
+    """The person's decision for the pending question, once given."""
+    request: asyncio.Future[types.CallToolResult] | None = None
+    """The request in flight."""
+
+    def resume(self, ctx: RunContext | None, call: CurrentCall | None) -> None:
+        """Carry on after a suspension: hand over the person's answer, if given."""
+        question, self.question = self.question, None
+        self.asked.clear()
+        self.ctx, self.call = ctx, call
+        decision = None
+        if question is not None and call is not None:
+            decision = call.answers.get(question.message)
+        if self.answer is not None and not self.answer.done():
+            if decision is None:
+                self.answer.set_result({"action": "cancel"})
+            else:
+                self.answer.set_result(decision)
+        self.answer = None
 
 
 class ServerRequests:
     """The client's answers to one server's requests; its callbacks go to ``mcp.Client``."""
 
-    __slots__ = ("_open", "elicitation", "roots", "sampling", "sampling_model", "server")
+    __slots__ = (
+        "_open",
+        "_parked",
+        "elicitation",
+        "roots",
+        "sampling",
+        "sampling_model",
+        "server",
+    )
 
     def __init__(
         self,
@@ -80,6 +109,7 @@ class ServerRequests:
         self.elicitation = elicitation
         self.roots = tuple(_root(r) for r in roots)
         self._open: list[OpenCall] = []
+        self._parked: dict[tuple[str, str], OpenCall] = {}
 
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments for ``mcp.Client``: a callback per declared capability."""
@@ -92,16 +122,42 @@ class ServerRequests:
             options["list_roots_callback"] = self.list_roots
         return options
 
-    @contextmanager
-    def track(self, tool: str, ctx: RunContext | None) -> Iterator[OpenCall]:
-        """Register a call as open for the duration of the block."""
+    def open(self, tool: str, ctx: RunContext | None) -> OpenCall:
+        """Register a new call as open."""
         open_call = OpenCall(tool, ctx, current_call.get())
         self._open.append(open_call)
-        try:
-            yield open_call
-        finally:
-            open_call.abandoned.set()
+        return open_call
+
+    def close(self, open_call: OpenCall) -> None:
+        """The call is over (or given up): let go of anything it still waits for."""
+        open_call.abandoned.set()
+        if open_call in self._open:
             self._open.remove(open_call)
+        if open_call.request is not None and not open_call.request.done():
+            open_call.request.cancel()
+
+    def park(self, key: tuple[str, str], open_call: OpenCall) -> None:
+        """Keep a call that waits for a person open, under (run id, call id)."""
+        stale = self._parked.pop(key, None)
+        if stale is not None and stale is not open_call:
+            self.close(stale)
+        self._parked[key] = open_call
+
+    def unpark(self, key: tuple[str, str]) -> OpenCall | None:
+        """The parked call for (run id, call id), if it is still alive."""
+        open_call = self._parked.pop(key, None)
+        if open_call is None:
+            return None
+        if open_call.request is None or open_call.request.done():
+            self.close(open_call)
+            return None
+        return open_call
+
+    def close_all(self) -> None:
+        """The session is closing: every parked call is given up."""
+        for open_call in list(self._parked.values()):
+            self.close(open_call)
+        self._parked.clear()
 
     def _latest(self) -> OpenCall | None:
         return self._open[-1] if self._open else None
@@ -159,14 +215,22 @@ class ServerRequests:
             if hasattr(schema, "model_dump") else dict(schema),
             f"MCP server {self.server!r}",
         )
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        open_call.answer = answer
         open_call.asked.set()
-        # Hold the answer back until the call is given up, so the server never acts on
-        # a "no" that the person did not say.
-        await open_call.abandoned.wait()
+        # Wait for the person (the run resumes) or for the call to be given up; never
+        # answer for them, so the server does not act on a "no" nobody said.
+        given_up = asyncio.ensure_future(open_call.abandoned.wait())
+        try:
+            await asyncio.wait((answer, given_up), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            given_up.cancel()
+        if answer.done():
+            return elicit_result(answer.result(), schema)
         return types.ErrorData(
             code=types.INTERNAL_ERROR,
-            message="the question was handed to a person; the call was cancelled and will "
-            "be made again with the answer",
+            message="the question was handed to a person and the call was given up; it "
+            "will be made again with the answer",
         )
 
     async def list_roots(self, context: ClientRequestContext) -> types.ListRootsResult:

@@ -309,3 +309,47 @@ async def test_every_server_filesystem_tool_is_callable_over_stdio(
     media = results["read_media_file"]
     assert media.attachments == (Image(png, "image/png"),)
     assert media.content == "[image: image/png, 307,208 bytes]"
+
+
+async def test_a_question_answered_after_the_session_closed_reruns_the_call(
+    node_tools: NodeTools,
+) -> None:
+    """Resumed where the first session is gone (another process, say), the call is made
+    again and the server's repeated question gets the person's answer at once."""
+    llm = FakeLLM.script([
+        Turn(tool_calls=(ToolCall("c1", "trigger-elicitation-request", {}),)),
+        Turn(content="Thanks, Rui."),
+    ])
+    ctx = make_test_ctx(llm=llm)
+    command = everything(node_tools)
+    async with asyncio.timeout(LIMIT):
+        async with connect_stdio(command, env={"PATH": node_tools.env["PATH"]}) as first:
+            paused = await agent(await first.list_tools()).run("Sign me up.", ctx)
+        async with connect_stdio(command, env={"PATH": node_tools.env["PATH"]}) as second:
+            done = await agent(await second.list_tools()).resume(
+                paused.run_id, {"c1": {"action": "accept", "content": {"name": "Rui"}}}, ctx
+            )
+
+    assert paused.stop_reason == "suspended"
+    assert done.output == "Thanks, Rui."
+    assert '"name": "Rui"' in done.messages[2].content
+    assert '"integer": 42' in done.messages[2].content
+
+
+async def test_a_declined_question_reaches_the_server_as_declined(
+    node_tools: NodeTools,
+) -> None:
+    llm = FakeLLM.script([
+        Turn(tool_calls=(ToolCall("c1", "trigger-elicitation-request", {}),)),
+        Turn(content="Understood."),
+    ])
+    ctx = make_test_ctx(llm=llm)
+    async with asyncio.timeout(LIMIT), connect_stdio(
+        everything(node_tools), env={"PATH": node_tools.env["PATH"]}
+    ) as session:
+        tools = await session.list_tools()
+        paused = await agent(tools).run("Sign me up.", ctx)
+        done = await agent(tools).resume(paused.run_id, {"c1": {"action": "decline"}}, ctx)
+
+    assert done.output == "Understood."
+    assert "❌ User declined to provide the requested information." in done.messages[2].content
