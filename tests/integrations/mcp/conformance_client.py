@@ -16,12 +16,19 @@ import asyncio
 import json
 import os
 import sys
+import warnings
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import httpx2
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.exceptions import MCPDeprecationWarning
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
@@ -31,6 +38,9 @@ from agentkit.integrations.mcp import MCPTool, connect_http
 
 ARGUMENTS: dict[str, dict[str, Any]] = {"add_numbers": {"a": 5, "b": 3}}
 REDIRECT = "http://127.0.0.1:3030/callback"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""Where this client would publish its metadata document (SEP-991), used as its client
+id by authorization servers that accept one instead of dynamic registration."""
 
 
 class _Tokens:
@@ -80,7 +90,9 @@ class _HeadlessBrowser:
         return self.result
 
 
-def oauth(url: str, context: dict[str, Any]) -> OAuthClientProvider:
+def oauth(url: str, scenario: str, context: dict[str, Any]) -> OAuthClientProvider:
+    if scenario.startswith("auth/client-credentials-"):
+        return machine_to_machine(url, context)
     browser = _HeadlessBrowser()
     client = None
     if "client_id" in context:  # pre-registered with the authorization server
@@ -88,6 +100,7 @@ def oauth(url: str, context: dict[str, Any]) -> OAuthClientProvider:
             client_id=context["client_id"],
             client_secret=context.get("client_secret"),
             redirect_uris=[REDIRECT],  # type: ignore[list-item]
+            token_endpoint_auth_method="client_secret_basic",
         )
     metadata = OAuthClientMetadata(
         client_name="agentkit conformance client",
@@ -98,12 +111,31 @@ def oauth(url: str, context: dict[str, Any]) -> OAuthClientProvider:
     return OAuthClientProvider(
         url, metadata, _Tokens(client),
         redirect_handler=browser.open, callback_handler=browser.callback,
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
+
+
+def machine_to_machine(url: str, context: dict[str, Any]) -> OAuthClientProvider:
+    """The client-credentials grant (no person involved): a client secret, or a JWT
+    signed with the client's private key."""
+    if "private_key_pem" in context:
+        signer = SignedJWTParameters(
+            issuer=context["client_id"],
+            subject=context["client_id"],
+            signing_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm", "RS256"),
+        )
+        return PrivateKeyJWTOAuthProvider(
+            url, _Tokens(), context["client_id"], signer.create_assertion_provider()
+        )
+    return ClientCredentialsOAuthProvider(
+        url, _Tokens(), context["client_id"], context["client_secret"], "client_secret_basic"
     )
 
 
 async def main(url: str, scenario: str) -> None:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    auth = oauth(url, context) if scenario.startswith("auth/") else None
+    auth = oauth(url, scenario, context) if scenario.startswith("auth/") else None
     async with connect_http(url, auth=auth, timeout=20, call_timeout=20) as session:
         tools = await session.list_tools()
         if tools:
@@ -132,4 +164,5 @@ async def use(tools: list[MCPTool]) -> None:
 
 
 if __name__ == "__main__":
+    warnings.simplefilter("ignore", MCPDeprecationWarning)  # the issuer= the suite can't give
     asyncio.run(main(sys.argv[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", "")))
