@@ -353,3 +353,17 @@ async def test_a_declined_question_reaches_the_server_as_declined(
 
     assert done.output == "Understood."
     assert "❌ User declined to provide the requested information." in done.messages[2].content
+
+
+async def test_capabilities_can_be_refused_and_the_tools_needing_them_go(
+    node_tools: NodeTools,
+) -> None:
+    async with asyncio.timeout(LIMIT), connect_stdio(
+        everything(node_tools), env={"PATH": node_tools.env["PATH"]},
+        sampling=False, elicitation=False,
+    ) as session:
+        names = {t.remote_name for t in await session.list_tools()}
+
+    assert names & {"trigger-sampling-request", "trigger-elicitation-request",
+                    "trigger-url-elicitation", "get-roots-list"} == set()
+    assert "echo" in names
