@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.metadata
+import json
 import logging
 import shlex
 import sys
@@ -481,6 +482,9 @@ async def _connected(
     client = Client(
         transport,
         read_timeout_seconds=options.timeout,
+        # The initialize handshake (protocol 2025-11-25): in the 2026-07-28 era an SDK
+        # server over stdio has no back-channel for sampling or elicitation requests.
+        mode="legacy",
         client_info=types.Implementation(name="agentkit", version=_version()),
         **requests.client_options(),
     )
@@ -576,7 +580,7 @@ def _shape_error(name: str, schema: Any, error: RuntimeError) -> ToolShapeError:
         raw = getattr(cause, "instance", None)
     else:
         reason, raw = str(error), None
-    return ToolShapeError(name, raw, str(schema), reason)
+    return ToolShapeError(name, raw, json.dumps(schema, sort_keys=True), reason)
 
 
 def _shorten(text: str, limit: int = 80) -> str:

@@ -211,7 +211,8 @@ async def test_structured_result_breaking_output_schema_is_a_shape_error(
 
     assert str(caught.value) == (
         "tool 'shape' returned value not matching schema "
-        "\"{'type': 'object', 'properties': {'n': {'type': 'integer'}}, 'required': ['n']}\""
+        "'{\"properties\": {\"n\": {\"type\": \"integer\"}}, \"required\": [\"n\"], "
+        "\"type\": \"object\"}'"
     )
     assert caught.value.reason == "$.n: 'many' is not of type 'integer'"
     assert caught.value.raw == "many"

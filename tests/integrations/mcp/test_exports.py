@@ -66,6 +66,7 @@ def test_importing_the_package_loads_the_sdk_only_when_a_name_is_used() -> None:
 def test_every_exported_name_resolves() -> None:
     assert mcp_integration.__all__ == [
         "RUN_ID_META",
+        "MCPAuthError",
         "MCPConnectionError",
         "MCPResources",
         "MCPSession",
