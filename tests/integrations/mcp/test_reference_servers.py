@@ -264,9 +264,9 @@ async def test_every_server_filesystem_tool_is_callable_over_stdio(
              ("create_directory", {"path": sub})),
         turn(("edit_file", {"path": notes, "edits": [{"oldText": "beta", "newText": "gamma"}]}),
              ("read_media_file", {"path": str(root / "photo.png")}),
-             ("list_allowed_directories", {}),
-             ("get_file_info", {"path": notes})),
-        turn(("read_text_file", {"path": notes}),
+             ("list_allowed_directories", {})),
+        turn(("get_file_info", {"path": notes}),
+             ("read_text_file", {"path": notes}),
              ("read_file", {"path": notes, "head": 1}),
              ("read_multiple_files", {"paths": [notes]})),
         turn(("move_file", {"source": notes, "destination": f"{sub}/notes.txt"})),
@@ -293,7 +293,7 @@ async def test_every_server_filesystem_tool_is_callable_over_stdio(
     assert content["create_directory"] == f"Successfully created directory {sub}"
     assert content["edit_file"].endswith(" alpha\n-beta\n+gamma\n```\n\n")
     assert content["list_allowed_directories"] == f"Allowed directories:\n{root}"
-    assert content["get_file_info"].startswith("size: 11\n")
+    assert content["get_file_info"].startswith("size: 12\n")
     assert content["read_text_file"] == "alpha\ngamma\n"
     assert content["read_file"] == "alpha"
     assert content["read_multiple_files"] == f"{notes}:\nalpha\ngamma\n\n"
