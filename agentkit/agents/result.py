@@ -14,6 +14,7 @@ __all__ = ["AgentResult", "StopReason", "Suspended"]
 StopReason = Literal[
     "complete", "suspended", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
+"""Why a run stopped; docs/agents.md says what each value means."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,9 +25,12 @@ class Suspended:
     """The run to resume."""
     pending: tuple[ToolCall, ...]
     """The calls waiting for a decision, with the exact (frozen) arguments to approve."""
-    reason: Literal["awaiting_approval", "awaiting_input"] = "awaiting_approval"
-    """Why: a gated tool call, or a question for the human (``ask_human``, or a tool's
-    question mid-call)."""
+    reason: Literal["awaiting_approval", "awaiting_input", "outcome_unknown"] = (
+        "awaiting_approval"
+    )
+    """Why: a gated tool call, a question for the human (``ask_human``, or a tool's
+    question mid-call), or a call a crash interrupted whose outcome is unknown
+    (``"approve"`` runs it again, ``"reject"`` does not)."""
     questions: Mapping[str, Any] = field(default_factory=FrozenDict)
     """Questions tools asked mid-call (an MCP server's elicitation), by call id: each
     has ``message``, ``schema`` (the JSON Schema of the answer, or None), ``tool`` and
@@ -43,7 +47,9 @@ class AgentResult:
     """The answer: text, or the ``Agent(output=...)`` type; None when the run did not
     complete."""
     stop_reason: StopReason
-    """``complete``, ``suspended``, ``max_iterations``, ``cancelled``, ..."""
+    """Why the run stopped: ``complete`` (it answered), ``suspended`` (it waits for a
+    human: see :attr:`suspended`), ``max_iterations``, ``cancelled``, ``budget_exceeded``
+    or ``error`` (``evals["error"]`` holds it)."""
     usage: Usage = field(default_factory=Usage)
     """Tokens and cost of the whole run so far."""
     evals: Mapping[str, Any] = field(default_factory=FrozenDict)
@@ -55,3 +61,10 @@ class AgentResult:
     """The run's id."""
     steps: int = 0
     """Model calls made."""
+
+    @property
+    def suspended(self) -> Suspended | None:
+        """What the run waits for when ``stop_reason == "suspended"``, else None (the same
+        :class:`Suspended` as ``evals["suspended"]``, which keeps working)."""
+        value = self.evals.get("suspended")
+        return value if isinstance(value, Suspended) else None

@@ -14,12 +14,20 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentkit.agents.result import Suspended
-from agentkit.core.contracts.errors import AgentkitError, RunNotResumable, VersionConflict
+from agentkit.core.contracts.errors import (
+    AgentkitError,
+    CheckpointCorrupt,
+    RunNotResumable,
+    VersionConflict,
+)
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import ToolCall, ToolRequest, Usage
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+from agentkit.state.checkpoints.store_checkpointer import (
+    StoreCheckpointer,
+    missing_checkpoint_hint,
+)
 
 __all__ = ["Workflow", "WorkflowError", "WorkflowResult"]
 
@@ -68,6 +76,13 @@ class WorkflowResult:
     """Steps no other step depends on, in declaration order."""
     run_id: str = ""
     """The run's id."""
+
+    @property
+    def suspended(self) -> Suspended | None:
+        """The gates waiting for a human when ``stop_reason == "suspended"``, else None
+        (the same :class:`Suspended` as ``evals["suspended"]``)."""
+        value = self.evals.get("suspended")
+        return value if isinstance(value, Suspended) else None
 
     @property
     def terminal_outputs(self) -> Mapping[str, Any]:
@@ -166,14 +181,21 @@ class Workflow:
         """Run every step in dependency order, concurrently where independent."""
         checkpointer = self._checkpointer(ctx)
         key = self._key(ctx.correlation_id)
-        existing, version = await checkpointer.load(key)
+        existing, version = await self._read(checkpointer, ctx.correlation_id)
         if existing is not None and existing.status in ("running", "suspended"):
             raise RunNotResumable(
                 ctx.correlation_id,
                 f"workflow {self.name!r} already has a {existing.status} run under this run id",
             )
         state = _State("running", FrozenDict({"task": task}), (), (), FrozenDict(), Usage())
-        version = await checkpointer.save(key, state, expected_version=version)
+        try:
+            version = await checkpointer.save(key, state, expected_version=version)
+        except VersionConflict:
+            raise RunNotResumable(
+                ctx.correlation_id,
+                f"another worker started workflow {self.name!r} under this run id at the "
+                "same moment, and got there first",
+            ) from None
         return await _Execution(self, ctx, checkpointer, key, version, state).go()
 
     async def resume(
@@ -209,10 +231,25 @@ class Workflow:
     async def _load(
         self, checkpointer: Checkpointer, run_id: str, *, want: str
     ) -> tuple[_State, int]:
-        state, version = await checkpointer.load(self._key(run_id))
+        state, version = await self._read(checkpointer, run_id)
         if state is None or state.status != want:
             status = "unknown" if state is None else state.status
-            raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not {want}")
+            hint = missing_checkpoint_hint(checkpointer) if state is None else ""
+            raise RunNotResumable(
+                run_id, f"workflow {self.name!r} is {status}, not {want}{hint}"
+            )
+        return state, version
+
+    async def _read(self, checkpointer: Checkpointer, run_id: str) -> tuple[_State | None, int]:
+        key = self._key(run_id)
+        try:
+            state, version = await checkpointer.load(key)
+        except CheckpointCorrupt as exc:
+            raise exc.for_run(run_id) from None
+        if state is not None and not isinstance(state, _State):
+            raise CheckpointCorrupt(
+                key, f"expected a workflow's state, found a {type(state).__name__}", run_id=run_id
+            )
         return state, version
 
     async def _take_over(

@@ -16,9 +16,12 @@
     │   ├── BudgetExceeded
     │   ├── UnpricedModel
     │   └── RunNotResumable
+    │       └── RunTakenOver
     ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
-    └── VersionConflict                    state: another writer got there first
+    ├── VersionConflict                    state: another writer got there first
+    ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
+    └── NotStorable (TypeError)            state: a value a store cannot hold
 
 Every class renders its message from typed fields in ``__init__``, so callers match on
 fields (``exc.unexpected``) rather than on text. Whether a failure is worth retrying is
@@ -29,6 +32,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from agentkit.core.contracts._quote import cut, quote_names
+
+_MAX_REASON = 500  # characters of one reason an error message carries
+
+
+def _cut(text: str) -> str:
+    return cut(text, _MAX_REASON)
+
+
+def _quote_text(text: str) -> str:
+    return repr(cut(text, 200))
 
 
 class AgentkitError(Exception):
@@ -70,9 +85,9 @@ class ToolArgumentError(ModelCallError, ValueError):
         if self.missing:
             problems.append(f"missing required argument(s) {list(self.missing)}")
         if self.unexpected:
-            problems.append(f"unexpected argument(s) {list(self.unexpected)}")
+            problems.append(f"unexpected argument(s) {quote_names(self.unexpected)}")
         if self.invalid:
-            details = "; ".join(f"{name}: {reason}" for name, reason in self.invalid)
+            details = "; ".join(f"{name}: {_cut(reason)}" for name, reason in self.invalid)
             problems.append(f"invalid argument(s): {details}")
         super().__init__(
             f"tool {tool!r} call rejected: {'; '.join(problems)}. "
@@ -86,7 +101,9 @@ class ToolNotFoundError(ModelCallError, LookupError):
     def __init__(self, name: str, available: Sequence[str]) -> None:
         self.name = name
         self.available = tuple(available)
-        super().__init__(f"no tool named {name!r}. Available tools: {list(self.available)}")
+        super().__init__(
+            f"no tool named {cut(name, 100)!r}. Available tools: {list(self.available)}"
+        )
 
 
 class OutputCoercionError(ModelCallError, ValueError):
@@ -155,8 +172,8 @@ class EgressRefused(ModelCallError, ValueError):
         self.url = url
         self.reason = reason
         super().__init__(
-            f"tool {tool!r} call refused: argument {argument!r} = {url!r} is not allowed: "
-            f"{reason}"
+            f"tool {tool!r} call refused: argument {argument!r} = {_quote_text(url)} is not "
+            f"allowed: {_cut(reason)}"
         )
 
 
@@ -196,7 +213,10 @@ class ProviderError(AgentkitError):
 
     ``transient`` is True for rate limits, overload, timeouts, connection failures and
     5xx answers: worth retrying. Authentication, permission, bad-request and
-    context-length errors are permanent.
+    context-length errors are permanent. ``request_id`` is the provider's id for the
+    request, when its reply carried one (quote it to the provider's support);
+    ``retry_after`` is the wait in seconds the provider asked for, which ``retry()``
+    honours.
     """
 
     def __init__(
@@ -207,11 +227,15 @@ class ProviderError(AgentkitError):
         transient: bool,
         status: int | None = None,
         kind: str = "error",
+        request_id: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.provider = provider
         self.transient = transient
         self.status = status
         self.kind = kind
+        self.request_id = request_id
+        self.retry_after = retry_after
         super().__init__(message)
 
 
@@ -245,6 +269,18 @@ class RunNotResumable(RunError):
         super().__init__(f"run {run_id!r} cannot be resumed: {reason}")
 
 
+class RunTakenOver(RunNotResumable):
+    """This worker lost its run: another worker took it over (``recover`` from a machine
+    that could not tell this one was alive) and wrote a newer checkpoint. The worker
+    stops at once, without writing anything more."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            run_id,
+            "another worker took it over and saved a newer checkpoint; this worker stopped",
+        )
+
+
 class VersionConflict(AgentkitError):
     """A versioned write lost a race: the stored version moved on since it was read."""
 
@@ -275,3 +311,48 @@ class HumanInputRequired(AgentkitError):
         self.source = source
         origin = f" (asked by {source})" if source else ""
         super().__init__(f"tool {tool!r} needs a person's answer{origin}: {message}")
+
+
+class CheckpointCorrupt(AgentkitError, ValueError):
+    """A value read from a store is not one agentkit wrote: garbage, truncated, empty,
+    of another format version, or naming a type agentkit does not know.
+
+    The stored row is left exactly as it was; nothing is imported or executed while
+    reading it. ``run_id`` is set when the value is a run's checkpoint.
+    """
+
+    def __init__(self, key: str, reason: str, *, run_id: str | None = None) -> None:
+        self.key = key
+        self.reason = reason
+        self.run_id = run_id
+        what = f"checkpoint of run {run_id!r}" if run_id is not None else "stored value"
+        super().__init__(
+            f"{what} under key {key!r} is corrupt: {reason}. It was left as it is; delete "
+            "the key (or restore it from a backup) to start over"
+        )
+
+    def for_run(self, run_id: str) -> CheckpointCorrupt:
+        """The same error, naming the run whose checkpoint it is."""
+        return CheckpointCorrupt(self.key, self.reason, run_id=run_id)
+
+
+class NotStorable(AgentkitError, TypeError):
+    """A value a store was asked to keep is not storable data.
+
+    Stores hold versioned JSON (see :mod:`agentkit.state.codec`), never pickles, so only
+    plain data and registered types can be kept. ``path`` locates the offending part
+    (``"$.result[2]"``) and ``type_name`` names its type; ``context``, when set, opens
+    the message with what it means for the caller.
+    """
+
+    def __init__(self, type_name: str, path: str = "$", *, context: str = "") -> None:
+        self.type_name = type_name
+        self.path = path
+        self.context = context
+        super().__init__(
+            f"{context}cannot store {path}: type {type_name} is not storable. Stores keep "
+            "JSON data: None, bool, int, float, str, bytes, bytearray, list, tuple, dict, set, "
+            "frozenset, datetime, date, time, timedelta, Decimal, UUID and agentkit's own "
+            "values (Message, ToolCall, Usage, media, ...). Return plain data from the tool, "
+            "or register the type with agentkit.state.codec.register(...)"
+        )

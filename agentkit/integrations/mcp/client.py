@@ -284,7 +284,7 @@ class _Progress:
         ctx = self.open_call.ctx  # a resumed call reports to the resumed run
         if ctx is not None:
             ctx.emit(
-                "tool.progress", server=self.server, tool=self.tool, progress=progress,
+                "tool.progress", server=self.server, tool=self.tool, done=progress,
                 total=total, message=message,
             )
 

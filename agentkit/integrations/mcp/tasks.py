@@ -62,7 +62,7 @@ async def call_as_task(
         while status.status not in _ENDED:
             if ctx is not None and status.status_message != last_message:
                 last_message = status.status_message
-                ctx.emit("tool.progress", server=server, tool=name, progress=None, total=None,
+                ctx.emit("tool.progress", server=server, tool=name, done=None, total=None,
                          message=last_message)
             await asyncio.sleep(min((status.poll_interval or _DEFAULT_POLL_MS) / 1000, _MAX_POLL_S))
             status = await session.send_request(

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentkit.core.contracts._quote import cut, quote
+
 __all__ = ["schema_errors"]
 
 _TYPE_CHECKS = {
@@ -80,9 +82,9 @@ def _check(
         return
     options = schema.get("enum")
     if isinstance(options, list | tuple) and not any(_same(value, o) for o in options):
-        errors.append(f"{path}: {value!r} is not one of {list(options)}")
+        errors.append(f"{path}: {quote(value)} is not one of {list(options)}")
     if "const" in schema and not _same(value, schema["const"]):
-        errors.append(f"{path}: expected {schema['const']!r}, got {value!r}")
+        errors.append(f"{path}: expected {schema['const']!r}, got {quote(value)}")
     for keyword in ("anyOf", "oneOf"):
         shapes = schema.get(keyword)
         if isinstance(shapes, list | tuple) and shapes and not any(
@@ -143,11 +145,13 @@ def _object(
     additional = schema.get("additionalProperties", True)
     for key, item in value.items():
         if key in properties:
-            _check(item, properties[key], f"{path}.{key}", root, errors, limit)
+            _check(item, properties[key], f"{path}.{_step(key)}", root, errors, limit)
         elif additional is False:
-            errors.append(f"{path}: unexpected property {key!r}; allowed: {list(properties)}")
+            errors.append(
+                f"{path}: unexpected property {quote(key)}; allowed: {list(properties)}"
+            )
         elif isinstance(additional, Mapping):
-            _check(item, additional, f"{path}.{key}", root, errors, limit)
+            _check(item, additional, f"{path}.{_step(key)}", root, errors, limit)
 
 
 def _bounds(
@@ -167,13 +171,18 @@ def _bounds(
 
 def _numeric(value: float, schema: Mapping[str, Any], path: str, errors: list[str]) -> None:
     if _is_number(schema.get("minimum")) and value < schema["minimum"]:
-        errors.append(f"{path}: {value} is below the minimum {schema['minimum']}")
+        errors.append(f"{path}: {quote(value)} is below the minimum {schema['minimum']}")
     if _is_number(schema.get("maximum")) and value > schema["maximum"]:
-        errors.append(f"{path}: {value} is above the maximum {schema['maximum']}")
+        errors.append(f"{path}: {quote(value)} is above the maximum {schema['maximum']}")
     if _is_number(schema.get("exclusiveMinimum")) and value <= schema["exclusiveMinimum"]:
-        errors.append(f"{path}: {value} must be above {schema['exclusiveMinimum']}")
+        errors.append(f"{path}: {quote(value)} must be above {schema['exclusiveMinimum']}")
     if _is_number(schema.get("exclusiveMaximum")) and value >= schema["exclusiveMaximum"]:
-        errors.append(f"{path}: {value} must be below {schema['exclusiveMaximum']}")
+        errors.append(f"{path}: {quote(value)} must be below {schema['exclusiveMaximum']}")
+
+
+def _step(key: str) -> str:
+    """A key as one step of an error's path, cut so deep paths stay bounded."""
+    return cut(key, 40)
 
 
 def _is_number(value: Any) -> bool:

@@ -134,7 +134,7 @@ async def test_every_server_everything_tool_is_callable_over_stdio(
     assert results["get-roots-list"].content.startswith(
         f"Current MCP Roots (1 total):\n\n1. {tmp_path.name}\n   URI: {tmp_path.as_uri()}\n"
     )
-    progress = [(d["progress"], d["total"]) for k, d in events
+    progress = [(d["done"], d["total"]) for k, d in events
                 if k == "tool.progress" and d["tool"] == "trigger-long-running-operation"]
     assert progress == [(1.0, 2.0), (2.0, 2.0)]
     statuses = [d["message"] for k, d in events
@@ -172,7 +172,7 @@ async def test_every_server_everything_tool_is_callable_over_http(
 
     check_everything_results(results, llm)
     assert "get-roots-list" not in {t.remote_name for t in tools}  # no roots: not declared
-    assert [d["progress"] for k, d in events if k == "tool.progress"
+    assert [d["done"] for k, d in events if k == "tool.progress"
             and d["tool"] == "trigger-long-running-operation"] == [1.0, 2.0]
 
 
@@ -232,7 +232,7 @@ async def test_a_long_call_reports_progress_and_stops_when_the_run_is_cancelled(
 
         def observe(kind: str, data: Any) -> None:
             if kind == "tool.progress":
-                seen.append(data["progress"])
+                seen.append(data["done"])
                 ctx.cancel.cancel("the user pressed stop")
 
         ctx.observer = observe
