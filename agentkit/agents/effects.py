@@ -15,15 +15,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.agents.events import TextDeltaEvent
-from agentkit.agents.tool_messages import describe_failure, render_value
+from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
     DepthLimitExceeded,
+    HumanInputRequired,
     RunCancelled,
     RunError,
     RunTakenOver,
     ToolNotFoundError,
     VersionConflict,
 )
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -32,12 +35,19 @@ from agentkit.core.contracts.types import (
     ToolRequest,
 )
 from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.current_call import CurrentCall, current_call
 
 if TYPE_CHECKING:
     from agentkit.agents.run import AgentRun
     from agentkit.tools.registry import ToolRegistry
 
-__all__ = ["Effects", "InProcessEffects", "OutcomeUnknown", "execute_tool_call"]
+__all__ = ["Effects", "InProcessEffects", "OutcomeUnknown", "ToolOutcome", "execute_tool_call"]
+
+
+_NO_ANSWERS: Mapping[str, Any] = FrozenDict()
+
+ToolOutcome = tuple[str, bool, tuple[Media, ...]]
+"""A tool call's result text for the model, whether it is an error, and its media."""
 
 
 class Effects(Protocol):
@@ -48,12 +58,22 @@ class Effects(Protocol):
         ...
 
     async def call_tool(
-        self, run: AgentRun, call: ToolCall, arguments: Mapping[str, Any], registry: ToolRegistry
-    ) -> tuple[str, bool]:
-        """Run one tool call; its result text for the model, and whether it is an error.
+        self,
+        run: AgentRun,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        registry: ToolRegistry,
+        *,
+        answers: Mapping[str, Any] = _NO_ANSWERS,
+    ) -> ToolOutcome:
+        """Run one tool call: its result text for the model, whether it is an error, and
+        the media it returned. ``answers`` are a person's answers to the questions the
+        call asked earlier (an MCP server's elicitation), by question.
 
         Raises :class:`~agentkit.core.contracts.errors.RunError` for a refusal that stops
-        the run, and :class:`OutcomeUnknown` when the call may or may not have acted.
+        the run, :class:`OutcomeUnknown` when the call may or may not have acted, and
+        :class:`~agentkit.core.contracts.errors.HumanInputRequired` when the call stopped
+        to ask a person something.
         """
         ...
 
@@ -89,11 +109,17 @@ async def execute_tool_call(
     arguments: Mapping[str, Any],
     registry: ToolRegistry,
     intents: Intents | None = None,
-) -> tuple[str, bool]:
-    """Run ``call`` with ``arguments`` through ``ctx``'s tool chain: its result text and
-    whether it is an error. A tool's failure is a result the model reads; a refusal
-    that stops the run (budget, cancellation) is raised. With ``intents``, a call that
-    changes the world records its intent first."""
+    *,
+    model: str = "",
+    answers: Mapping[str, Any] = _NO_ANSWERS,
+) -> ToolOutcome:
+    """Run ``call`` with ``arguments`` through ``ctx``'s tool chain: its result text,
+    whether it is an error, and the media it returned. A tool's failure is a result the
+    model reads; a refusal that stops the run (budget, cancellation) is raised, and so
+    is a question the tool must put to a person (:class:`HumanInputRequired`). With
+    ``intents``, a call that changes the world records its intent first. ``model`` and
+    ``answers`` are what the call can see of its run while it runs (an MCP server's
+    sampling and elicitation requests are answered from them)."""
     from agentkit.agents.run import _key_step
 
     try:
@@ -108,18 +134,29 @@ async def execute_tool_call(
         )
         if intents is not None and _key_step(tool, call):
             await intents._start_intent(call, arguments)
-        value = await ctx.invoker.invoke_tool(request, ctx)
+        scope = current_call.set(CurrentCall(call.id, model, answers))
+        try:
+            value = await ctx.invoker.invoke_tool(request, ctx)
+        finally:
+            current_call.reset(scope)
+    except HumanInputRequired:
+        # The call stopped to ask a person and runs again with the answer: it has no
+        # outcome to recover, so its intent goes.
+        if intents is not None:
+            await intents._drop_intent(call)
+        raise
     except (RunError, asyncio.CancelledError) as exc:
         if intents is not None and not isinstance(exc, RunCancelled | asyncio.CancelledError):
             await intents._drop_intent(call)  # refused before the body ran (budget, depth)
         if isinstance(exc, DepthLimitExceeded):
-            return describe_failure(call.name, exc), True
+            return describe_failure(call.name, exc), True, ()
         raise
     except ToolNotFoundError as exc:
-        return describe_failure(call.name, exc), True
+        return describe_failure(call.name, exc), True, ()
     except Exception as exc:
-        return describe_failure(call.name, exc), True
-    return render_value(value), False
+        return describe_failure(call.name, exc), True, ()
+    content, attached = render_result(value)
+    return content, False, attached
 
 
 class InProcessEffects:
@@ -143,9 +180,18 @@ class InProcessEffects:
         return result
 
     async def call_tool(
-        self, run: AgentRun, call: ToolCall, arguments: Mapping[str, Any], registry: ToolRegistry
-    ) -> tuple[str, bool]:
-        return await execute_tool_call(run.ctx, call, arguments, registry, intents=run)
+        self,
+        run: AgentRun,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        registry: ToolRegistry,
+        *,
+        answers: Mapping[str, Any] = _NO_ANSWERS,
+    ) -> ToolOutcome:
+        return await execute_tool_call(
+            run.ctx, call, arguments, registry, intents=run, model=run.agent.model,
+            answers=answers,
+        )
 
     async def save(self, run: AgentRun) -> None:
         try:

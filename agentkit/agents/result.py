@@ -28,9 +28,15 @@ class Suspended:
     reason: Literal["awaiting_approval", "awaiting_input", "outcome_unknown"] = (
         "awaiting_approval"
     )
-    """Why: a gated tool call, a question for the human (``ask_human``), or a call a
-    crash interrupted whose outcome is unknown (``"approve"`` runs it again,
-    ``"reject"`` does not)."""
+    """Why: a gated tool call, a question for the human (``ask_human``, or a tool's
+    question mid-call), or a call a crash interrupted whose outcome is unknown
+    (``"approve"`` runs it again, ``"reject"`` does not)."""
+    questions: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """Questions tools asked mid-call (an MCP server's elicitation), by call id: each
+    has ``message``, ``schema`` (the JSON Schema of the answer, or None), ``tool`` and
+    ``source``. Answer with ``{"action": "accept", "content": {...}}``, ``{"action":
+    "decline"}``, ``{"action": "cancel"}``, or ``{"answer": "..."}`` for a one-field
+    form."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,13 +26,15 @@ from agentkit.agents.events import (
 from agentkit.agents.intents import Intent, intent_key, unknown_outcome
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus
-from agentkit.agents.tool_messages import describe_failure, render_value
+from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
+    HumanInputRequired,
     OutputCoercionError,
     RunError,
     ToolArgumentError,
 )
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import (
     ChatRequest,
@@ -94,6 +96,8 @@ class AgentRun:
         self.history_len = state.history_len
         self.session_version = state.session_version
         self.loaded_session: SessionRecord | None = None
+        self.questions: dict[str, Any] = dict(state.questions)
+        self._asked: dict[str, Any] = {}
         self.extra_system = ""
         self.output: Any = None
         self.error: BaseException | None = None
@@ -126,6 +130,7 @@ class AgentRun:
             session=self.session,
             history_len=self.history_len,
             session_version=self.session_version,
+            questions=FrozenDict(self.questions),
             owner=self._owner,
         )
 
@@ -233,8 +238,11 @@ class AgentRun:
         kinds = set(self.pending.values())
         if "unknown_outcome" in kinds:
             return Suspended(self.run_id, calls, reason="outcome_unknown")
-        if "input" in kinds:
-            return Suspended(self.run_id, calls, reason="awaiting_input")
+        if "input" in kinds or "elicitation" in kinds:
+            questions = {k: v for k, v in self.questions.items() if k in self.pending}
+            return Suspended(
+                self.run_id, calls, reason="awaiting_input", questions=FrozenDict(questions)
+            )
         return Suspended(self.run_id, calls, reason="awaiting_approval")
 
     # -- intents --------------------------------------------------------------------
@@ -294,12 +302,16 @@ class AgentRun:
         value = await self.ctx.store.get(key)
         if value is None:
             return None
-        return self._tool_message(call, render_value(value), is_error=False)
+        content, attached = render_result(value)
+        return self._tool_message(call, content, is_error=False, attached=attached)
 
     @staticmethod
-    def _tool_message(call: ToolCall, content: str, *, is_error: bool) -> Message:
+    def _tool_message(
+        call: ToolCall, content: str, *, is_error: bool, attached: tuple[Media, ...] = ()
+    ) -> Message:
         return Message(
-            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error
+            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error,
+            attachments=attached,
         )
 
     async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
@@ -334,11 +346,19 @@ class AgentRun:
         if self._stop is not None:
             stop, self._stop = self._stop, None
             raise stop
+        held: dict[str, PendingKind] = {}
         if self._unknown:
             # Calls whose outcome the engine could not learn, under gated/manual autonomy:
             # the turn's other answers are kept, and a person decides about these.
-            held: dict[str, PendingKind] = dict.fromkeys(self._unknown, "unknown_outcome")
+            held.update(dict.fromkeys(self._unknown, "unknown_outcome"))
             self._unknown = []
+        if self._asked:
+            # A tool asked a person something mid-call: the calls that finished keep their
+            # answers, and the ones that asked run again on resume, with the answer.
+            asked, self._asked = self._asked, {}
+            self.questions.update(asked)
+            held.update(dict.fromkeys(asked, "elicitation"))
+        if held:
             self.decisions = FrozenDict()
             await self.suspend(held)
             return
@@ -347,13 +367,24 @@ class AgentRun:
         self.answered = {}
         self.pending = {}
         self.decisions = FrozenDict()
+        self.questions = {}
         await self.save()
 
     async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
         if self._stop is not None:
             return  # the run is stopping: calls not yet started never start
         try:
-            content, is_error = await self._execute(call, registry)
+            content, is_error, attached = await self._execute(call, registry)
+        except HumanInputRequired as exc:
+            earlier = self.questions.get(call.id)
+            self._asked[call.id] = FrozenDict({
+                "message": exc.message,
+                "schema": exc.schema,
+                "tool": exc.tool,
+                "source": exc.source,
+                "answers": _answers(earlier, self.decisions.get(call.id)),
+            })
+            return
         except RunError as exc:
             # A refusal that stops the run (budget, cancellation): this call did not run,
             # but calls of the same turn already under way finish and are recorded.
@@ -365,8 +396,8 @@ class AgentRun:
             if self.ctx.autonomy in ("gated", "manual"):
                 self._unknown.append(call.id)
                 return
-            content, is_error = unknown_outcome(call.name, exc.why), True
-        message = self._tool_message(call, content, is_error=is_error)
+            content, is_error, attached = unknown_outcome(call.name, exc.why), True, ()
+        message = self._tool_message(call, content, is_error=is_error, attached=attached)
         key = intent_key(self.key, call.id)
         started = self._intents.pop(call.id, None)
         if started is not None:
@@ -381,7 +412,9 @@ class AgentRun:
         if started is not None:
             await self.ctx.store.delete(key)
 
-    async def _execute(self, call: ToolCall, registry: ToolRegistry) -> tuple[str, bool]:
+    async def _execute(
+        self, call: ToolCall, registry: ToolRegistry
+    ) -> tuple[str, bool, tuple[Media, ...]]:
         arguments: Mapping[str, Any] = call.arguments
         note = ""
         kind = self.pending.get(call.id)
@@ -389,16 +422,22 @@ class AgentRun:
         if kind == "input":
             answer = decision.get("answer") if isinstance(decision, Mapping) else None
             if not isinstance(answer, str):
-                return "The human gave no answer to this question.", True
-            return answer, False
+                return "The human gave no answer to this question.", True, ()
+            return answer, False, ()
+        answers: Mapping[str, Any] = FrozenDict()
+        if kind == "elicitation":
+            if decision is None:
+                return "The human gave no answer to the tool's question.", True, ()
+            answers = _answers(self.questions.get(call.id), decision)
         if kind == "unknown_outcome" and (decision is None or decision == "reject"):
-            return unknown_outcome(call.name, "a person decided not to run it again"), True
+            return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
         if kind == "approval" or kind == "unknown_outcome":
             if decision is None or decision == "reject":
                 return (
                     f"The call to {call.name!r} was not approved by a human, so it did not run. "
                     "Do not retry it unchanged; continue without it or ask differently.",
                     True,
+                    (),
                 )
             if isinstance(decision, Mapping):
                 arguments = decision
@@ -413,9 +452,11 @@ class AgentRun:
                 accepted=accepted,
                 call_id=call.id,
             )
-            return describe_failure(call.name, refused), True
-        content, is_error = await self.effects.call_tool(self, call, arguments, registry)
-        return (content if is_error else note + content), is_error
+            return describe_failure(call.name, refused), True, ()
+        content, is_error, attached = await self.effects.call_tool(
+            self, call, arguments, registry, answers=answers
+        )
+        return (content if is_error else note + content), is_error, attached
 
     async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
         """Record that this side-effecting call is about to start."""
@@ -449,6 +490,17 @@ class AgentRun:
         )
 
 
+def _answers(question: Mapping[str, Any] | None, decision: Any) -> Mapping[str, Any]:
+    """The answers a call has so far: earlier ones, plus ``decision`` for the question
+    it asked last."""
+    if question is None:
+        return FrozenDict()
+    answers = dict(question.get("answers") or {})
+    if decision is not None:
+        answers[question["message"]] = decision
+    return FrozenDict(answers)
+
+
 def _key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
     tell that this particular call only reads (``is_read_only_call(arguments)``, as
@@ -470,7 +522,15 @@ def validate_decisions(
             f"pending calls: {sorted(pending)}"
         )
     for call_id, decision in decisions.items():
-        if pending[call_id] == "input":
+        if pending[call_id] == "elicitation":
+            if not _elicitation_decision(decision):
+                raise ValueError(
+                    f"run {run_id!r}: call {call_id!r} waits for the answer to a tool's "
+                    "question; its decision must be {'action': 'accept', 'content': {...}}, "
+                    "{'action': 'decline'}, {'action': 'cancel'} or {'answer': '...'}, "
+                    f"got {decision!r}"
+                )
+        elif pending[call_id] == "input":
             if not (isinstance(decision, Mapping) and isinstance(decision.get("answer"), str)):
                 raise ValueError(
                     f"run {run_id!r}: call {call_id!r} asks the human a question; its decision "
@@ -482,3 +542,14 @@ def validate_decisions(
                 f"or a dict of edited arguments, got {decision!r}"
             )
     return FrozenDict({k: v for k, v in decisions.items()})
+
+
+def _elicitation_decision(decision: Any) -> bool:
+    if not isinstance(decision, Mapping):
+        return False
+    if "answer" in decision:
+        return isinstance(decision["answer"], str) and len(decision) == 1
+    action = decision.get("action")
+    if action == "accept":
+        return isinstance(decision.get("content", {}), Mapping)
+    return action in ("decline", "cancel")

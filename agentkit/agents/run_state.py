@@ -19,7 +19,7 @@ __all__ = ["PendingKind", "RunState", "RunStatus"]
 RunStatus = Literal[
     "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
-PendingKind = Literal["approval", "input", "unknown_outcome"]
+PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation"]
 
 TERMINAL: frozenset[str] = frozenset(
     {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}
@@ -48,8 +48,9 @@ class RunState:
     """Tool results of ``open_calls`` already in (a recovered run does not redo them)."""
     pending: FrozenDict[str, PendingKind] = field(default_factory=FrozenDict)
     """Call id to what it waits for: ``approval`` of a gated call, ``input`` for
-    ``ask_human``, or ``unknown_outcome``: a call a crash interrupted that may have acted,
-    for a person to allow or refuse running again."""
+    ``ask_human``, ``unknown_outcome``: a call a crash interrupted that may have acted,
+    for a person to allow or refuse running again, or ``elicitation``: a question a tool
+    asked mid-call."""
     decisions: Mapping[str, Any] = field(default_factory=FrozenDict)
     """The human's decisions for pending calls, given on resume."""
     repairs: int = 0
@@ -66,3 +67,6 @@ class RunState:
     owner: str = ""
     """The worker process that wrote this checkpoint (see
     :mod:`agentkit.state.owners`): ``recover`` refuses to take a run from a live one."""
+    questions: Mapping[str, Any] = field(default_factory=FrozenDict)
+    """Call id to the question a tool asked mid-call (``message``, ``schema``, ``tool``,
+    ``source``) and the ``answers`` it already has, by question text."""

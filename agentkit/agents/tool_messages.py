@@ -9,9 +9,12 @@ from enum import Enum
 from typing import Any
 
 from agentkit.core.contracts.errors import AgentkitError, ToolShapeError
+from agentkit.core.contracts.media import Audio, File, Image, Media
 from agentkit.tools.declarations.adapt import thaw
 
-__all__ = ["describe_failure", "render_value"]
+__all__ = ["describe_failure", "render_result", "render_value"]
+
+_MEDIA = (Image, Audio, File)
 
 
 def _jsonable(value: Any) -> Any:
@@ -48,6 +51,22 @@ def render_value(value: Any) -> str:
                           ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
+
+
+def render_result(value: Any) -> tuple[str, tuple[Media, ...]]:
+    """A tool's return value as a tool-result message's text and attachments.
+
+    A media value (or a list or tuple holding some, in order with text and data parts)
+    is attached, never inlined: the text carries each one's ``describe()`` line in its
+    place, so a model that cannot see it still knows it is there.
+    """
+    if isinstance(value, _MEDIA):
+        return value.describe(), (value,)
+    if isinstance(value, list | tuple) and any(isinstance(v, _MEDIA) for v in value):
+        attached = tuple(v for v in value if isinstance(v, _MEDIA))
+        lines = [v.describe() if isinstance(v, _MEDIA) else render_value(v) for v in value]
+        return "\n".join(line for line in lines if line), attached
+    return render_value(value), ()
 
 
 def describe_failure(tool_name: str, error: Exception) -> str:

@@ -12,7 +12,8 @@ Mapping, both ways:
   ``disable_parallel_tool_use``, ``extra`` -> extra body fields; ``temperature``,
   ``top_p`` and ``seed`` are refused (the Messages API has no such parameters);
 - assistant tool calls: ``tool_use`` blocks; tool results: ``tool_result`` blocks (with
-  ``is_error`` for failures) in the next user turn, consecutive results together;
+  ``is_error`` for failures) in the next user turn, consecutive results together; an
+  attached image goes inside its ``tool_result`` as an ``image`` block;
 - usage: input, output, cache-read and cache-write tokens, priced from the price table;
 - stop reasons: ``end_turn``/``stop_sequence`` -> ``stop``, ``tool_use`` ->
   ``tool_calls``, ``max_tokens`` -> ``length``, ``refusal`` -> ``content_filter``;
@@ -26,6 +27,7 @@ wrong shape, an error event, or a stream that ends before ``message_stop`` is a
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -46,6 +48,7 @@ from agentkit.core.contracts.types import (
 from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
 from agentkit.providers._errors import ErrorReply, ProviderCall, StreamTruncated, missing_extra
 from agentkit.providers._json import arguments_from_text, arguments_from_value
+from agentkit.providers._media import native_image
 from agentkit.providers._prompt_cache import CacheMode, mark_breakpoints
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import SdkClients, client_options, priced
@@ -102,7 +105,7 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": message.content,
+                "content": _tool_result_content(message),
             }
             if message.is_error:
                 result["is_error"] = True
@@ -121,6 +124,21 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             add("user", [{"type": "text", "text": message.content}])
         # system messages travel in the ``system`` parameter, never in the transcript
     return out
+
+
+def _tool_result_content(message: Message) -> str | list[dict[str, Any]]:
+    """The text, plus an image block per attached image the API accepts (other media
+    stay as the description lines already in the text)."""
+    images = [m for m in message.attachments if native_image(m)]
+    if not images:
+        return message.content
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
+    for image in images:
+        blocks.append({"type": "image", "source": {
+            "type": "base64", "media_type": image.mime_type,
+            "data": base64.b64encode(image.data).decode("ascii"),
+        }})
+    return blocks
 
 
 class AnthropicLLM:

@@ -15,7 +15,8 @@ Mapping, both ways:
   ``parallel_tool_calls`` (sent only with tools), ``extra`` -> extra body fields;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
-- tool results: ``role: tool`` messages with ``tool_call_id``;
+- tool results: ``role: tool`` messages with ``tool_call_id``; those messages take text
+  only, so images attached to a turn's results follow them in one ``user`` message;
 - usage: prompt tokens (cached ones counted as cache reads) and completion tokens;
 - finish reasons: ``stop``, ``tool_calls``, ``length``, ``content_filter``;
 - streaming: content deltas are passed on; ``tool_calls`` deltas are assembled per index
@@ -28,6 +29,7 @@ wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -56,6 +58,7 @@ from agentkit.providers._errors import (
     missing_extra,
 )
 from agentkit.providers._json import arguments_from_text, arguments_from_value
+from agentkit.providers._media import native_image
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import SdkClients, client_options, priced
 from agentkit.providers._settings import extra_fields, tool_choice
@@ -96,7 +99,11 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
     out: list[dict[str, Any]] = []
     if system:
         out.append({"role": "system", "content": system})
+    images: list[dict[str, Any]] = []
     for message in messages:
+        if message.role != "tool" and images:
+            out.append({"role": "user", "content": images})
+            images = []
         if message.role == "assistant":
             entry: dict[str, Any] = {"role": "assistant", "content": message.content or None}
             if message.tool_calls:
@@ -116,9 +123,27 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
             out.append(
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
             )
+            images.extend(_image_parts(message))
         else:
             out.append({"role": message.role, "content": message.content})
+    if images:
+        out.append({"role": "user", "content": images})
     return out
+
+
+def _image_parts(message: Message) -> list[dict[str, Any]]:
+    shown = [m for m in message.attachments if native_image(m)]
+    if not shown:
+        return []
+    parts: list[dict[str, Any]] = [{
+        "type": "text",
+        "text": f"The image(s) returned by tool call {message.tool_call_id} ({message.name}):",
+    }]
+    for image in shown:
+        data = base64.b64encode(image.data).decode("ascii")
+        url = f"data:{image.mime_type};base64,{data}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 def _usage(parent: dict[str, Any], where: str, model: str, prices: PriceTable) -> Usage:

@@ -54,7 +54,7 @@ class ReActCognition:
                         return
                 await run.answer_open_calls(tools, self.max_concurrency)
                 if run.status == "suspended":
-                    return  # a call's outcome is unknown: a person decides
+                    return  # a person decides: an unknown outcome, or a tool's question
             if run.steps >= self.max_iterations:
                 await run.stop("max_iterations")
                 return

@@ -17,6 +17,7 @@
     │   ├── UnpricedModel
     │   └── RunNotResumable
     │       └── RunTakenOver
+    ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
     │   └── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
     ├── VersionConflict                    state: another writer got there first
@@ -31,7 +32,8 @@ decided by type, in one place: :func:`is_transient`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentkit.core.contracts._quote import cut, quote_names
 
@@ -331,6 +333,25 @@ class SessionBusy(AgentkitError):
             "result is in exc.result; run the task again to continue from the session as "
             "it now stands, and send one turn of a session at a time"
         )
+
+
+class HumanInputRequired(AgentkitError):
+    """A tool, mid-call, needs a person's answer (an MCP server's elicitation).
+
+    Inside an agent loop the run suspends (``awaiting_input``) with the question in
+    ``Suspended.questions``; resuming re-runs the call with the answer at hand. Raised
+    outside an agent loop, it tells the caller what was asked.
+    """
+
+    def __init__(
+        self, tool: str, message: str, schema: Mapping[str, Any] | None = None, source: str = ""
+    ) -> None:
+        self.tool = tool
+        self.message = message
+        self.schema = schema
+        self.source = source
+        origin = f" (asked by {source})" if source else ""
+        super().__init__(f"tool {tool!r} needs a person's answer{origin}: {message}")
 
 
 class CheckpointCorrupt(AgentkitError, ValueError):

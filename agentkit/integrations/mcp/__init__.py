@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         connect_stdio,
     )
     from agentkit.integrations.mcp.errors import (
+        MCPAuthError,
         MCPConnectionError,
         MCPTimeoutError,
         MCPToolError,
@@ -69,6 +70,7 @@ __all__ = [
     "RUN_ID_META",
     "ElicitationUnavailable",
     "Elicited",
+    "MCPAuthError",
     "MCPConnectionError",
     "MCPResources",
     "MCPSession",
@@ -88,6 +90,7 @@ _HOMES = {
     "MCPSession": "client",
     "connect_http": "client",
     "connect_stdio": "client",
+    "MCPAuthError": "errors",
     "MCPConnectionError": "errors",
     "MCPTimeoutError": "errors",
     "MCPToolError": "errors",

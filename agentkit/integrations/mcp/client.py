@@ -16,11 +16,14 @@ run's cancel token does the same at once rather than at the next safe point.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
+import json
 import logging
 import shlex
 import sys
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -31,9 +34,17 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from agentkit.core.contracts.errors import ToolDefinitionError
-from agentkit.integrations.mcp.errors import MCPConnectionError, MCPTimeoutError, MCPToolError
-from agentkit.integrations.mcp.mcp_tool import MCPTool
+from agentkit.core.contracts.errors import HumanInputRequired, ToolShapeError
+from agentkit.core.runtime.current_call import current_call
+from agentkit.integrations.mcp.errors import (
+    MCPAuthError,
+    MCPConnectionError,
+    MCPTimeoutError,
+    MCPToolError,
+)
+from agentkit.integrations.mcp.mcp_tool import MCPTool, assign_names
+from agentkit.integrations.mcp.server_requests import OpenCall, ServerRequests
+from agentkit.integrations.mcp.tasks import call_as_task
 from agentkit.tools.declarations.adapt import thaw
 
 if TYPE_CHECKING:
@@ -63,7 +74,18 @@ class MCPSession:
     objects, ready for a ``ToolRegistry`` or ``ReActCognition(tools=...)``.
     """
 
-    __slots__ = ("_client", "call_timeout", "prefix", "server_name", "timeout", "trust_hints")
+    __slots__ = (
+        "_auth",
+        "_client",
+        "_output_schemas",
+        "_requests",
+        "_task_tools",
+        "call_timeout",
+        "prefix",
+        "server_name",
+        "timeout",
+        "trust_hints",
+    )
 
     def __init__(
         self,
@@ -74,14 +96,22 @@ class MCPSession:
         trust_hints: bool,
         timeout: float,
         call_timeout: float,
+        requests: ServerRequests | None = None,
+        auth: _AuthProbe | None = None,
     ) -> None:
         self._client = client
+        self._requests = requests or ServerRequests(
+            server_name, sampling=False, sampling_model=None, elicitation=False, roots=()
+        )
+        self._auth = auth
         self.server_name = server_name
         """The name used in errors and on the tools (``MCPTool.server``)."""
         self.prefix = prefix
         self.trust_hints = trust_hints
         self.timeout = timeout
         self.call_timeout = call_timeout
+        self._output_schemas: dict[str, Any] = {}
+        self._task_tools: frozenset[str] = frozenset()
 
     @property
     def client(self) -> Client:
@@ -91,8 +121,9 @@ class MCPSession:
     async def list_tools(self) -> list[MCPTool]:
         """Every tool the server offers, adapted; names are prefixed with ``prefix``.
 
-        Raises :class:`ToolDefinitionError` if two server names become one agentkit
-        name (after the provider-safe rewrite), rather than letting one shadow the other.
+        Names are made provider-safe; two that collide afterwards are told apart by
+        :func:`~agentkit.integrations.mcp.mcp_tool.assign_names` (a tool it cannot name
+        uniquely is left out with a warning, never the whole server).
         """
         definitions: list[types.Tool] = []
         cursor: str | None = None
@@ -106,18 +137,27 @@ class MCPSession:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        tools: dict[str, MCPTool] = {}
-        for definition in definitions:
-            adapted = MCPTool(definition, self, prefix=self.prefix, trust_hints=self.trust_hints)
-            clash = tools.get(adapted.name)
-            if clash is not None:
-                raise ToolDefinitionError(
-                    f"MCP server {self.server_name!r}: tools {clash.remote_name!r} and "
-                    f"{definition.name!r} both become {adapted.name!r} (names may only use "
-                    "letters, digits, '_' and '-'); wrap them in separate registries"
+        self._output_schemas = {
+            d.name: d.output_schema for d in definitions if d.output_schema is not None
+        }
+        self._task_tools = frozenset(
+            d.name for d in definitions
+            if d.execution is not None and d.execution.task_support == "required"
+        )
+        tools: list[MCPTool] = []
+        names = assign_names([d.name for d in definitions], self.prefix)
+        for definition, name in zip(definitions, names, strict=True):
+            if name is None:
+                _log.warning(
+                    "MCP server %r: tool %r left out: its name collides with another tool's "
+                    "even after disambiguation", self.server_name, definition.name,
                 )
-            tools[adapted.name] = adapted
-        return list(tools.values())
+                continue
+            tools.append(
+                MCPTool(definition, self, prefix=self.prefix, trust_hints=self.trust_hints,
+                        name=name)
+            )
+        return tools
 
     async def list_resources(self) -> list[types.Resource]:
         """The resources the server lists (every page)."""
@@ -150,28 +190,70 @@ class MCPSession:
     ) -> types.CallToolResult:
         """Call the server's tool ``name`` and return the SDK's raw result.
 
-        With ``ctx``, the run id travels in the request's ``_meta`` and the run's
-        cancel token aborts the request. No argument check happens here; go through
+        With ``ctx``, the run id travels in the request's ``_meta``, the run's cancel
+        token aborts the request, and the server's progress notifications become
+        ``tool.progress`` events (``ctx.emit``). A question the server asks a person
+        mid-call raises :class:`~agentkit.core.contracts.errors.HumanInputRequired` (an
+        agent run suspends on it). No argument check happens here; go through
         :class:`MCPTool` (``list_tools``) for that.
         """
-        # RequestParamsMeta is an open TypedDict (PEP 728), which type checkers cannot
-        # yet build with a key of our own.
-        meta: Any = None if ctx is None else {RUN_ID_META: ctx.correlation_id}
-        call = self._client.call_tool(
-            name, thaw(arguments), read_timeout_seconds=self.call_timeout, meta=meta
-        )
+        current = current_call.get()
+        key = None if ctx is None or current is None else (ctx.correlation_id, current.call_id)
+        open_call = None if key is None else self._requests.unpark(key)
+        if open_call is not None:
+            open_call.resume(ctx, current)  # the same request carries on, with the answer
+        else:
+            open_call = self._requests.open(name, ctx)
+            open_call.request = asyncio.ensure_future(self._send(name, arguments, ctx, open_call))
+        parked = False
         try:
             return await self._guard(
-                f"the call to {name!r}", _until_cancelled(call, ctx), self.call_timeout
+                f"the call to {name!r}",
+                _until_answered(open_call, ctx, parkable=key is not None),
+                self.call_timeout,
             )
+        except HumanInputRequired:
+            if key is not None:
+                self._requests.park(key, open_call)
+                parked = True
+            raise
         except MCPError as exc:
             detail = f"{exc.message} (MCP error {exc.code})"
             raise MCPToolError(name, self.server_name, detail) from exc
+        except RuntimeError as exc:
+            schema = self._output_schemas.get(name)
+            if schema is None and not _is_validation_error(exc.__cause__):
+                raise
+            # The SDK checks structured content against the listed outputSchema and
+            # raises a bare RuntimeError (its cause the jsonschema error) when it fails.
+            raise _shape_error(name, schema, exc) from exc
+        finally:
+            if not parked:
+                self._requests.close(open_call)
+
+    async def _send(
+        self, name: str, arguments: Mapping[str, Any], ctx: RunContext | None, open_call: OpenCall
+    ) -> types.CallToolResult:
+        # RequestParamsMeta is an open TypedDict (PEP 728), which type checkers cannot
+        # yet build with a key of our own.
+        meta: Any = None if ctx is None else {RUN_ID_META: ctx.correlation_id}
+        if name in self._task_tools:
+            return await call_as_task(self._client.session, name, thaw(arguments), meta,
+                                      self.call_timeout, ctx, self.server_name)
+        return await self._client.call_tool(
+            name,
+            thaw(arguments),
+            read_timeout_seconds=self.call_timeout,
+            progress_callback=_Progress(self.server_name, name, open_call),
+            meta=meta,
+        )
 
     async def _guard(self, what: str, request: Awaitable[_T], timeout: float) -> _T:
         try:
             return await request
         except MCPError as exc:
+            if self._auth is not None and self._auth.refused is not None:
+                raise self._auth.error(self.server_name) from exc
             if exc.code == types.CONNECTION_CLOSED:
                 raise MCPConnectionError(
                     self.server_name,
@@ -187,24 +269,70 @@ class MCPSession:
         return f"MCPSession(server={self.server_name!r}, trust_hints={self.trust_hints})"
 
 
-async def _until_cancelled(call: Awaitable[_T], ctx: RunContext | None) -> _T:
-    """Await ``call``; if the run's cancel token is set meanwhile, abandon the request
-    (the server is told) and raise ``RunCancelled``."""
-    if ctx is None:
-        return await call
-    ctx.check_cancelled()
-    task = asyncio.ensure_future(call)
+class _Progress:
+    """Turns a call's progress notifications into ``tool.progress`` run events (asking
+    for them is what makes the SDK send a progress token)."""
+
+    __slots__ = ("open_call", "server", "tool")
+
+    def __init__(self, server: str, tool: str, open_call: OpenCall) -> None:
+        self.server = server
+        self.tool = tool
+        self.open_call = open_call
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        ctx = self.open_call.ctx  # a resumed call reports to the resumed run
+        if ctx is not None:
+            ctx.emit(
+                "tool.progress", server=self.server, tool=self.tool, done=progress,
+                total=total, message=message,
+            )
+
+
+async def _until_answered(
+    open_call: OpenCall, ctx: RunContext | None, *, parkable: bool
+) -> types.CallToolResult:
+    """Await the call's request. If the run's cancel token is set meanwhile, abandon it
+    (the server is told) and raise ``RunCancelled``. If the server asked a person a
+    question, raise ``HumanInputRequired``, leaving the request open when it can be
+    parked for the resumed run, else abandoning it."""
+    task = open_call.request
+    assert task is not None
+    if ctx is not None:
+        ctx.check_cancelled()
+    asked = asyncio.ensure_future(open_call.asked.wait())
     try:
         while not task.done():
-            await asyncio.wait((task,), timeout=_CANCEL_POLL)
-            if not task.done() and ctx.cancel.cancelled:
+            await asyncio.wait((task, asked), timeout=_CANCEL_POLL,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                break
+            if ctx is not None and ctx.cancel.cancelled:
                 task.cancel()
                 await asyncio.wait((task,))
                 ctx.check_cancelled()
+            question = open_call.question
+            if question is not None:
+                if not parkable:
+                    task.cancel()
+                    await asyncio.wait((task,))
+                raise question
         return task.result()
     finally:
-        if not task.done():
-            task.cancel()
+        asked.cancel()
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    name: str | None
+    prefix: str
+    trust_hints: bool
+    timeout: float
+    call_timeout: float
+    sampling: bool
+    sampling_model: str | None
+    elicitation: bool
+    roots: tuple[str | Path, ...]
 
 
 @asynccontextmanager
@@ -219,6 +347,10 @@ async def connect_stdio(
     stderr: TextIO | None = None,
     timeout: float = 30.0,
     call_timeout: float = 120.0,
+    sampling: bool = True,
+    sampling_model: str | None = None,
+    elicitation: bool = True,
+    roots: Sequence[str | Path] = (),
 ) -> AsyncIterator[MCPSession]:
     """Start ``command`` (e.g. ``["npx", "-y", "@modelcontextprotocol/server-memory"]``)
     and talk MCP to it over its stdin and stdout.
@@ -229,6 +361,12 @@ async def connect_stdio(
     without it every tool counts as side-effecting. ``env`` is added to a minimal
     inherited environment; the server's stderr goes to ``stderr`` (default: ours).
     ``timeout`` bounds connecting and listing, ``call_timeout`` each tool call.
+
+    What the client offers the server (see ``server_requests``): ``sampling`` (the
+    calling run's model answers, or ``sampling_model``; ``False`` to refuse),
+    ``elicitation`` (questions go to the run's human: it suspends; ``False`` to
+    refuse), ``roots`` (directories or URIs the server may work in; none by default,
+    and then the capability is not declared).
 
     Raises :class:`MCPConnectionError` when the command cannot start or does not
     complete the MCP handshake.
@@ -246,9 +384,10 @@ async def connect_stdio(
     )
     transport = stdio_client(parameters, errlog=stderr if stderr is not None else sys.stderr)
     label = name or _shorten(shlex.join(command))
-    client = Client(transport, read_timeout_seconds=timeout)
-    async with _connected(client, name, label, prefix, trust_hints, timeout, call_timeout) as s:
-        yield s
+    options = _Options(name, prefix, trust_hints, timeout, call_timeout, sampling,
+                       sampling_model, elicitation, tuple(roots))
+    async with _connected(transport, label, options, None) as session:
+        yield session
 
 
 @asynccontextmanager
@@ -259,28 +398,71 @@ async def connect_http(
     prefix: str = "",
     trust_hints: bool = False,
     headers: Mapping[str, str] | None = None,
+    bearer_token: str | None = None,
+    auth: httpx2.Auth | None = None,
     timeout: float = 30.0,
     call_timeout: float = 120.0,
+    sampling: bool = True,
+    sampling_model: str | None = None,
+    elicitation: bool = True,
+    roots: Sequence[str | Path] = (),
 ) -> AsyncIterator[MCPSession]:
     """Connect to the MCP server at ``url`` over streamable HTTP.
 
-    ``headers`` go with every request (e.g. ``{"Authorization": "Bearer ..."}``); the
-    other options are those of :func:`connect_stdio`.
+    ``headers`` go with every request; ``bearer_token="..."`` is the same as an
+    ``Authorization: Bearer ...`` header. ``auth`` takes any ``httpx.Auth`` of the
+    SDK's HTTP client, notably the official SDK's OAuth client provider
+    (``mcp.client.auth.OAuthClientProvider``), which discovers the authorization
+    server, registers, obtains and refreshes tokens. The other options are those of
+    :func:`connect_stdio`.
 
-    Raises :class:`MCPConnectionError` when nothing answers at ``url`` or the
+    Raises :class:`MCPAuthError` when the server refuses the credentials (HTTP 401 or
+    403), and :class:`MCPConnectionError` when nothing answers at ``url`` or the
     handshake fails.
     """
-    target: Any = url if headers is None else _http_transport(url, headers)
-    client = Client(target, read_timeout_seconds=timeout)
-    async with _connected(client, name, url, prefix, trust_hints, timeout, call_timeout) as s:
-        yield s
+    all_headers = dict(headers or {})
+    if bearer_token is not None:
+        all_headers["Authorization"] = f"Bearer {bearer_token}"
+    probe = _AuthProbe()
+    options = _Options(name, prefix, trust_hints, timeout, call_timeout, sampling,
+                       sampling_model, elicitation, tuple(roots))
+    transport = _http_transport(url, all_headers, auth, probe)
+    async with _connected(transport, url, options, probe) as session:
+        yield session
+
+
+class _AuthProbe:
+    """Watches HTTP responses for a refusal of the credentials, which the SDK reports
+    only as a generic internal error."""
+
+    __slots__ = ("challenge", "refused")
+
+    def __init__(self) -> None:
+        self.refused: int | None = None
+        self.challenge: str | None = None
+
+    async def __call__(self, response: httpx2.Response) -> None:
+        if response.status_code in (401, 403):
+            self.refused = response.status_code
+            self.challenge = response.headers.get("www-authenticate")
+        elif response.is_success:
+            self.refused = None
+            self.challenge = None
+
+    def error(self, server: str) -> MCPAuthError:
+        return MCPAuthError(server, self.refused or 401, self.challenge)
 
 
 @asynccontextmanager
-async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator[Any]:
+async def _http_transport(
+    url: str, headers: Mapping[str, str], auth: httpx2.Auth | None, probe: _AuthProbe
+) -> AsyncIterator[Any]:
     timeouts = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
     async with (
-        httpx2.AsyncClient(headers=dict(headers), timeout=timeouts) as http,
+        httpx2.AsyncClient(
+            headers=dict(headers), timeout=timeouts, auth=auth,
+            event_hooks={"response": [probe]},
+        ) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
@@ -288,14 +470,24 @@ async def _http_transport(url: str, headers: Mapping[str, str]) -> AsyncIterator
 
 @asynccontextmanager
 async def _connected(
-    client: Client,
-    name: str | None,
-    label: str,
-    prefix: str,
-    trust_hints: bool,
-    timeout: float,
-    call_timeout: float,
+    transport: Any, label: str, options: _Options, probe: _AuthProbe | None
 ) -> AsyncIterator[MCPSession]:
+    requests = ServerRequests(
+        options.name or label,
+        sampling=options.sampling,
+        sampling_model=options.sampling_model,
+        elicitation=options.elicitation,
+        roots=options.roots,
+    )
+    client = Client(
+        transport,
+        read_timeout_seconds=options.timeout,
+        # The initialize handshake (protocol 2025-11-25): in the 2026-07-28 era an SDK
+        # server over stdio has no back-channel for sampling or elicitation requests.
+        mode="legacy",
+        client_info=types.Implementation(name="agentkit", version=_version()),
+        **requests.client_options(),
+    )
     ready = asyncio.Event()
     stop = asyncio.Event()
 
@@ -306,24 +498,40 @@ async def _connected(
 
     owner = asyncio.ensure_future(own())
     try:
-        await _wait_until_connected(owner, ready, label, timeout)
+        await _wait_until_connected(owner, ready, label, options.timeout, probe)
         info = client.server_info
+        server_name = options.name or (info.name if info is not None and info.name else label)
+        requests.server = server_name
         session = MCPSession(
             client,
-            server_name=name or (info.name if info is not None and info.name else label),
-            prefix=prefix,
-            trust_hints=trust_hints,
-            timeout=timeout,
-            call_timeout=call_timeout,
+            server_name=server_name,
+            prefix=options.prefix,
+            trust_hints=options.trust_hints,
+            timeout=options.timeout,
+            call_timeout=options.call_timeout,
+            requests=requests,
+            auth=probe,
         )
         yield session
     finally:
+        requests.close_all()
         stop.set()
         await _close(owner, label, graceful=ready.is_set())
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("agentkit-framework")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
 async def _wait_until_connected(
-    owner: asyncio.Future[None], ready: asyncio.Event, label: str, timeout: float
+    owner: asyncio.Future[None],
+    ready: asyncio.Event,
+    label: str,
+    timeout: float,
+    probe: _AuthProbe | None,
 ) -> None:
     waiter = asyncio.ensure_future(ready.wait())
     try:
@@ -335,6 +543,8 @@ async def _wait_until_connected(
     if not owner.done():
         raise MCPTimeoutError(label, "the connection handshake", timeout)
     error = owner.exception() if not owner.cancelled() else None
+    if probe is not None and probe.refused is not None:
+        raise probe.error(label) from error
     raise MCPConnectionError(
         label, f"could not connect to MCP server {label!r}: {_explain(error)}"
     ) from error
@@ -351,6 +561,26 @@ async def _close(owner: asyncio.Future[None], label: str, *, graceful: bool) -> 
         # Every call that was open when the connection failed already raised
         # MCPConnectionError; raising again here would only hide the run's own outcome.
         _log.warning("connection to MCP server %r ended with %s", label, _explain(error))
+
+
+def _is_validation_error(error: BaseException | None) -> bool:
+    from jsonschema import ValidationError  # type: ignore[import-untyped]  # an SDK dependency
+
+    return isinstance(error, ValidationError)
+
+
+def _shape_error(name: str, schema: Any, error: RuntimeError) -> ToolShapeError:
+    cause = error.__cause__
+    if _is_validation_error(cause):
+        path = "$" + "".join(
+            f"[{p}]" if isinstance(p, int) else f".{p}"
+            for p in getattr(cause, "absolute_path", ())
+        )
+        reason = f"{path}: {getattr(cause, 'message', cause)}"
+        raw = getattr(cause, "instance", None)
+    else:
+        reason, raw = str(error), None
+    return ToolShapeError(name, raw, json.dumps(schema, sort_keys=True), reason)
 
 
 def _shorten(text: str, limit: int = 80) -> str:

@@ -5,7 +5,8 @@
     AgentkitError
     ├── MCPToolError                      the server ran the tool and reported a failure
     └── MCPConnectionError (ConnectionError)
-        └── MCPTimeoutError (TimeoutError)  no answer in time; the request was cancelled
+        ├── MCPTimeoutError (TimeoutError)  no answer in time; the request was cancelled
+        └── MCPAuthError (PermissionError)  the server refused the credentials (401/403)
 
 None of them is retried by ``retry()``: an ``isError`` result is the server's verdict,
 and after a dropped connection or a timeout the call's effect is unknown, so only a
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from agentkit.core.contracts.errors import AgentkitError
 
-__all__ = ["MCPConnectionError", "MCPTimeoutError", "MCPToolError"]
+__all__ = ["MCPAuthError", "MCPConnectionError", "MCPTimeoutError", "MCPToolError"]
 
 
 class MCPToolError(AgentkitError):
@@ -51,4 +52,22 @@ class MCPTimeoutError(MCPConnectionError, TimeoutError):
             f"MCP server {server!r} did not answer {what} within {timeout:g}s, so the "
             "request was cancelled; whether it took effect is unknown. Raise call_timeout= "
             "on connect_stdio()/connect_http() if the tool is legitimately slow",
+        )
+
+
+class MCPAuthError(MCPConnectionError, PermissionError):
+    """The HTTP server refused the request's credentials (401: none or invalid; 403:
+    not enough), so nothing was done."""
+
+    def __init__(self, server: str, status: int, challenge: str | None = None) -> None:
+        self.status = status
+        self.challenge = challenge
+        """The server's ``WWW-Authenticate`` header, when it sent one."""
+        what = "rejected the credentials" if status == 401 else "refused access"
+        hint = f" (WWW-Authenticate: {challenge})" if challenge else ""
+        super().__init__(
+            server,
+            f"MCP server {server!r} {what} (HTTP {status}){hint}. Pass a token with "
+            "connect_http(..., bearer_token=...) or headers=, or an OAuth client provider "
+            "with auth=",
         )

@@ -14,14 +14,18 @@ a local tool gives.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
 
 from agentkit.core.contracts.errors import ToolArgumentError
 from agentkit.core.contracts.frozen import freeze
+from agentkit.core.contracts.media import Audio, File, Image, Media
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.integrations.mcp.errors import MCPToolError
 from agentkit.tools.declarations.adapt import describe_value, thaw
@@ -30,7 +34,14 @@ from agentkit.tools.declarations.jsonschema import schema_errors, schema_errors_
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["REQUIRES_APPROVAL_META", "MCPTool", "describe_content", "read_result", "safe_name"]
+__all__ = [
+    "REQUIRES_APPROVAL_META",
+    "MCPTool",
+    "assign_names",
+    "describe_content",
+    "read_result",
+    "safe_name",
+]
 
 REQUIRES_APPROVAL_META = "agentkit/requiresApproval"
 """Tool ``_meta`` key an agentkit server sets on tools that declare ``requires_approval``."""
@@ -64,6 +75,36 @@ def safe_name(name: str, prefix: str = "") -> str:
     return _UNSAFE.sub("_", prefix + name)[:64] or "_"
 
 
+def assign_names(names: Sequence[str], prefix: str = "") -> list[str | None]:
+    """A provider-safe, unique agentkit name for each server name (None: refused).
+
+    A name that needed no rewriting keeps it. A rewritten name that collides with
+    another gets ``_`` plus the first 6 hex digits of the SHA-256 of the server's
+    name (``files.read`` next to ``files_read`` becomes ``files_read_601e4e``), so the
+    result depends only on the names, never on their order. A tool whose name still
+    collides after that (or a duplicate server name) is refused; the others stay.
+    """
+    wanted = [safe_name(name, prefix) for name in names]
+    kept = {w for name, w in zip(names, wanted, strict=True) if w == prefix + name}
+    counts: dict[str, int] = {}
+    for w in wanted:
+        counts[w] = counts.get(w, 0) + 1
+    result: list[str] = []
+    for name, w in zip(names, wanted, strict=True):
+        if counts[w] > 1 and w != prefix + name:
+            tag = "_" + hashlib.sha256(name.encode()).hexdigest()[:6]
+            w = w[: 64 - len(tag)] + tag
+        result.append(w)
+    taken: set[str] = set()
+    final: list[str | None] = []
+    for name, w in zip(names, result, strict=True):
+        clash = w in taken or (result.count(w) > 1 and w != prefix + name and w in kept)
+        final.append(None if clash else w)
+        if not clash:
+            taken.add(w)
+    return final
+
+
 class _ArgumentCheck:
     """The server's input schema, read once, as a check that names every problem."""
 
@@ -78,10 +119,14 @@ class _ArgumentCheck:
             required, list | tuple
         ) else ()
         self._accepted = tuple(self._properties)
-        # Undeclared keys are refused, as for a local tool, unless the schema itself
-        # opens the object up (or combines shapes this check cannot see through).
+        # Undeclared keys are refused, as for a local tool, when the schema lists its
+        # properties and does not open the object up; a bare {"type": "object"} takes any
+        # keys, and combined shapes are checked whole.
         self._whole = any(k in schema for k in _COMBINATORS)
-        self._closed = not self._whole and schema.get("additionalProperties") in (None, False)
+        extra = schema.get("additionalProperties")
+        self._closed = not self._whole and (
+            extra is False or (extra is None and isinstance(properties, Mapping))
+        )
 
     def check(self, tool: str, args: Mapping[str, Any], call_id: str | None = None) -> None:
         missing = [name for name in self._required if name not in args]
@@ -110,7 +155,11 @@ class _ArgumentCheck:
         # The commonest mistakes are worded as a local tool words them, so a tool
         # behaves the same to the model whether it runs here or behind MCP.
         kind = schema.get("type")
-        if kind in _ARTICLES and schema_errors_at(value, {"type": kind}, self._root):
+        if isinstance(kind, list) and len(kind) == 1:
+            kind = kind[0]
+        if isinstance(kind, str) and kind in _ARTICLES and schema_errors_at(
+            value, {"type": kind}, self._root
+        ):
             return f"expected {_ARTICLES[kind]}, got {describe_value(value)}"
         options = schema.get("enum")
         if isinstance(options, list) and schema_errors_at(value, {"enum": options}, self._root):
@@ -163,13 +212,14 @@ class MCPTool:
         *,
         prefix: str = "",
         trust_hints: bool = False,
+        name: str | None = None,
     ) -> None:
         hints = definition.annotations
         self._session = session
         self.remote_name = definition.name
         """The name the server knows the tool by."""
         self.server = session.server_name
-        self.name = safe_name(definition.name, prefix)
+        self.name = name if name is not None else safe_name(definition.name, prefix)
         self.description = (
             definition.description
             or definition.title
@@ -177,7 +227,9 @@ class MCPTool:
         )
         parameters = thaw(definition.input_schema)
         self.schema = ToolSchema(self.name, self.description, parameters)
-        self.output_schema = None
+        self.output_schema = (
+            None if definition.output_schema is None else thaw(definition.output_schema)
+        )
         self.annotations = hints
         """The server's annotations, as it sent them (hints, not facts)."""
         read_only = trust_hints and hints is not None and hints.read_only_hint is True
@@ -210,12 +262,47 @@ class MCPTool:
 
 def read_result(result: types.CallToolResult, tool: str, server: str) -> Any:
     """A ``CallToolResult`` as a value: structured content (frozen) when present, else
-    the content blocks as text; ``isError`` raises :class:`MCPToolError`."""
+    the text blocks joined; ``isError`` raises :class:`MCPToolError`.
+
+    Images, audio and binary resources are never turned into text. When the result has
+    any, the value is a list of its content blocks in the server's order: text as
+    text, media as :class:`~agentkit.core.contracts.media.Image` / ``Audio`` / ``File``
+    values, which an agent run attaches to the tool-result message and describes in its
+    text (``[image: image/png, 4,033 bytes]``).
+    """
     if result.is_error:
         raise MCPToolError(tool, server, describe_content(result.content))
-    if result.structured_content is not None:
-        return freeze(result.structured_content)
-    return describe_content(result.content)
+    media = [_media(block) for block in result.content]
+    if not any(m is not None for m in media):
+        if result.structured_content is not None:
+            return freeze(result.structured_content)
+        return describe_content(result.content)
+    # With media, the content blocks are the value: structured content repeats them
+    # for programs (server-filesystem puts the image's base64 in it), and a text block
+    # that quotes a payload gets the payload's description instead.
+    payloads = {
+        _payload(block): m.describe()
+        for block, m in zip(result.content, media, strict=True) if m is not None
+    }
+    return [
+        m if m is not None else _scrub(_describe(block), payloads)
+        for block, m in zip(result.content, media, strict=True)
+    ]
+
+
+def _payload(block: types.ContentBlock) -> str:
+    if isinstance(block, types.EmbeddedResource) and isinstance(
+        block.resource, types.BlobResourceContents
+    ):
+        return block.resource.blob
+    return str(getattr(block, "data", ""))
+
+
+def _scrub(text: str, payloads: Mapping[str, str]) -> str:
+    for payload, description in payloads.items():
+        if payload and payload in text:
+            text = text.replace(payload, description)
+    return text
 
 
 def describe_content(blocks: list[types.ContentBlock]) -> str:
@@ -223,11 +310,35 @@ def describe_content(blocks: list[types.ContentBlock]) -> str:
     return "\n".join(_describe(block) for block in blocks)
 
 
+def _media(block: types.ContentBlock) -> Media | None:
+    """The block as a media value, or None for text and links. Undecodable base64 is
+    left to the description."""
+    try:
+        if isinstance(block, types.ImageContent):
+            return Image(base64.b64decode(block.data, validate=True), block.mime_type)
+        if isinstance(block, types.AudioContent):
+            return Audio(base64.b64decode(block.data, validate=True), block.mime_type)
+        if isinstance(block, types.EmbeddedResource) and isinstance(
+            block.resource, types.BlobResourceContents
+        ):
+            resource = block.resource
+            data = base64.b64decode(resource.blob, validate=True)
+            mime = resource.mime_type or "application/octet-stream"
+            if mime.startswith("image/"):
+                return Image(data, mime)
+            if mime.startswith("audio/"):
+                return Audio(data, mime)
+            return File(data, mime, name=str(resource.uri))
+    except (binascii.Error, ValueError):
+        return None
+    return None
+
+
 def _describe(block: types.ContentBlock) -> str:
     if isinstance(block, types.TextContent):
         return block.text
     if isinstance(block, types.ImageContent | types.AudioContent):
-        return f"[{block.type}: {block.mime_type}, {_decoded_size(block.data)} bytes]"
+        return f"[{block.type}: {block.mime_type}, {_decoded_size(block.data):,} bytes]"
     if isinstance(block, types.ResourceLink):
         return f"[resource link {block.name!r}: {block.uri}]"
     if isinstance(block, types.EmbeddedResource):
@@ -235,7 +346,7 @@ def _describe(block: types.ContentBlock) -> str:
         if isinstance(resource, types.TextResourceContents):
             return f"[resource {resource.uri}]\n{resource.text}"
         kind = resource.mime_type or "binary data"
-        return f"[resource {resource.uri}: {kind}, {_decoded_size(resource.blob)} bytes]"
+        return f"[resource {resource.uri}: {kind}, {_decoded_size(resource.blob):,} bytes]"
     return f"[{getattr(block, 'type', type(block).__name__)} content]"
 
 

@@ -11,7 +11,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
-from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.errors import HumanInputRequired, RunError
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.spans import open_span
@@ -131,13 +131,22 @@ class AgentActivities:
         ctx = self._ctx(job)
         try:
             call = job["call"]
-            content, is_error = await _in_span(
+            content, is_error, attached = await _in_span(
                 ctx, f"tool_call {call.name}",
-                execute_tool_call(ctx, call, job["arguments"], registry),
+                execute_tool_call(ctx, call, job["arguments"], registry, model=agent.model),
             )
         except RunError as exc:
             return pack({"stop": error_fields(exc)})
-        return pack({"content": content, "is_error": is_error})
+        except HumanInputRequired as exc:
+            # A question mid-call (an MCP server's elicitation) would need the workflow
+            # to suspend inside an activity; runs on Temporal do not support it yet.
+            content, is_error, attached = (
+                f"The tool {exc.tool!r} asked a person a question mid-call ({exc.message}), "
+                "which agent runs on Temporal cannot put to anyone yet, so it did not finish.",
+                True,
+                (),
+            )
+        return pack({"content": content, "is_error": is_error, "attachments": attached})
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""

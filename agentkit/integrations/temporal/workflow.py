@@ -16,12 +16,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
-from agentkit.agents.effects import OutcomeUnknown, execute_tool_call
+from agentkit.agents.effects import OutcomeUnknown, ToolOutcome, execute_tool_call
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, validate_decisions
 from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import RunError
-from agentkit.core.contracts.frozen import freeze
+from agentkit.core.contracts.frozen import FrozenDict, freeze
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -40,6 +40,8 @@ from agentkit.integrations.temporal._values import (
 )
 from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
 from agentkit.state.stores.memory import InMemoryStore
+
+_NO_ANSWERS: Mapping[str, Any] = FrozenDict()
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
@@ -141,8 +143,14 @@ class TemporalEffects:
         return result
 
     async def call_tool(
-        self, run: AgentRun, call: ToolCall, arguments: Mapping[str, Any], registry: ToolRegistry
-    ) -> tuple[str, bool]:
+        self,
+        run: AgentRun,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        registry: ToolRegistry,
+        *,
+        answers: Mapping[str, Any] = _NO_ANSWERS,
+    ) -> ToolOutcome:
         if call.name not in registry:
             # Unknown tools are answered without a worker: nothing runs.
             return await execute_tool_call(run.ctx, call, arguments, registry)
@@ -174,11 +182,12 @@ class TemporalEffects:
                 f"The call to {call.name!r} failed {options.max_attempts} time(s) without a "
                 f"result (the worker running it stopped or timed out: {_cause(exc)}).",
                 True,
+                (),
             )
         answer = unpack(text, "tool answer")
         if "stop" in answer:
             raise error_from(answer["stop"])
-        return answer["content"], answer["is_error"]
+        return answer["content"], answer["is_error"], tuple(answer.get("attachments", ()))
 
 
 def _cause(error: BaseException) -> str:

@@ -12,6 +12,7 @@ import pytest
 from agentkit.agents import Agent, Suspended
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.errors import RunCancelled
+from agentkit.core.contracts.media import Image
 from agentkit.core.contracts.types import ToolCall, ToolRequest
 from agentkit.core.policies import memoize
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
@@ -81,7 +82,7 @@ async def test_tools_keep_the_servers_schema_and_description(sdk_server: list[st
     assert forecast.schema is not None
     assert forecast.schema.name == "wx_forecast"
     assert dict(forecast.schema.parameters) == listed["forecast"].input_schema
-    assert forecast.output_schema is None
+    assert forecast.output_schema == listed["forecast"].output_schema
     assert forecast.requires_approval is False
     assert sorted(tools) == [
         "wx_broken", "wx_crash", "wx_forecast", "wx_lookups", "wx_radar", "wx_set_alert", "wx_slow"
@@ -212,7 +213,7 @@ async def test_results_text_and_images_described_and_errors_raised(
         with pytest.raises(MCPToolError) as failed:
             await tools["broken"].run({"city": "Braga"}, ctx)
 
-    assert radar == "Radar for Braga\n[image: image/png, 100 bytes]"
+    assert radar == ["Radar for Braga", Image(b"\x89PNG" + bytes(96), "image/png")]
     assert alert == {"city": "Braga", "level": "red"}
     assert str(failed.value) == (
         "tool 'broken' on MCP server 'weather' reported an error: "

@@ -68,6 +68,7 @@ def test_every_exported_name_resolves() -> None:
         "RUN_ID_META",
         "ElicitationUnavailable",
         "Elicited",
+        "MCPAuthError",
         "MCPConnectionError",
         "MCPResources",
         "MCPSession",
