@@ -30,7 +30,7 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-dev
 	$(BIN)/ruff check agentkit tests bench
 	$(BIN)/mypy --strict agentkit
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 	@if [ -f $(SPEC_HARNESS) ]; then \
 		$(BIN)/python $(SPEC_HARNESS) --python $(BIN)/python -j 2 \
 			$(foreach n,$(SPEC_EXAMPLES),-k $(n)_); \
