@@ -44,6 +44,10 @@ FORMAT_VERSION = 1
 
 _TAG = "$"
 
+# Built once: json.dumps with non-default options builds a new encoder on every call.
+_json_text = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+_ENVELOPE_OPEN = f'{{"agentkit":{FORMAT_VERSION},"value":'
+
 Encoder = Callable[[Any], Mapping[str, Any]]
 Decoder = Callable[[dict[str, Any]], Any]
 
@@ -186,6 +190,44 @@ def _dataclass_codec(cls: type) -> tuple[Encoder, Decoder]:
     return encode, decode
 
 
+def _dataclass_encoder(cls: type, tag: str) -> Callable[[Any], dict[str, Any]]:
+    """One pass over a dataclass's init fields, plain values written as they are: a
+    checkpoint holds many small values, so this is the codec's hot path."""
+    fields = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            fields.append((f.name, True, f.default))
+        elif f.default_factory is not dataclasses.MISSING:
+            fields.append((f.name, True, f.default_factory()))
+        else:
+            fields.append((f.name, False, None))
+    plain = (str, int, bool, type(None))
+
+    def encode(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {_TAG: tag}
+        name = ""
+        try:
+            for name, has_default, default in fields:
+                item = getattr(value, name)
+                kind = type(item)
+                if (
+                    has_default
+                    and kind is type(default)
+                    and item == default
+                    and (kind is not float or repr(item) == repr(default))  # keep -0.0
+                ):
+                    continue
+                out[name] = item if kind in plain else _encode(item)
+        except _Unstorable as exc:
+            exc.path.append(f".{name}")
+            raise
+        return out
+
+    return encode
+
+
 def register(
     cls: type,
     *,
@@ -221,11 +263,16 @@ def register(
                 "dataclass has a field-wise codec by default"
             )
         default_encode, default_decode = _dataclass_codec(cls)
+        fast = _dataclass_encoder(cls, tag) if encode is None else None
         encode = encode or default_encode
         decode = decode or default_decode
+    else:
+        fast = None
     fields_of = encode
 
     def encode_tagged(value: Any) -> dict[str, Any]:
+        if fast is not None:
+            return fast(value)
         out: dict[str, Any] = {_TAG: tag}
         for name, item in fields_of(value).items():
             if name == _TAG:
@@ -258,16 +305,11 @@ def dumps(value: Any) -> str:
     except _Unstorable as exc:
         raise NotStorable(exc.type_name, "$" + "".join(reversed(exc.path))) from None
     except RecursionError:
-        raise NotStorable("value nested too deeply", "$") from None
+        raise NotStorable(f"{type(value).__name__} nested too deeply", "$") from None
     try:
-        return json.dumps(
-            {"agentkit": FORMAT_VERSION, "value": body},
-            ensure_ascii=True,
-            allow_nan=False,
-            separators=(",", ":"),
-        )
+        return _ENVELOPE_OPEN + _json_text(body) + "}"
     except (ValueError, RecursionError) as exc:  # an int too long for str(), say
-        raise NotStorable(f"value JSON cannot hold ({exc})", "$") from None
+        raise NotStorable(f"{type(value).__name__} JSON cannot hold ({exc})", "$") from None
 
 
 # -- decoding -------------------------------------------------------------------------

@@ -118,13 +118,22 @@ def test_a_value_that_is_not_data_is_refused_naming_where(
         dumps(value)
     assert (info.value.path, info.value.type_name) == (path, type_name)
     assert str(info.value) == (
-        f"cannot store {path}: a {type_name} is not storable. Stores keep JSON data: None, "
-        "bool, int, float, str, bytes, list, tuple, dict, set, frozenset, datetime, date, "
-        "time, timedelta, Decimal, UUID and agentkit's own values (Message, ToolCall, Usage, "
-        "media, ...). Return plain data from the tool, or register the type with "
+        f"cannot store {path}: type {type_name} is not storable. Stores keep JSON data: None, "
+        "bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset, datetime, "
+        "date, time, timedelta, Decimal, UUID and agentkit's own values (Message, ToolCall, "
+        "Usage, media, ...). Return plain data from the tool, or register the type with "
         "agentkit.state.codec.register(...)"
     )
     assert isinstance(info.value, TypeError)
+
+
+def test_an_integer_json_cannot_write_is_refused() -> None:
+    with pytest.raises(NotStorable) as info:
+        dumps([10**5000])
+    assert info.value.type_name == (
+        "list JSON cannot hold (Exceeds the limit (4300 digits) for integer string "
+        "conversion; use sys.set_int_max_str_digits() to increase the limit)"
+    )
 
 
 @dataclass(frozen=True)
