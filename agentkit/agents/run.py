@@ -21,8 +21,9 @@ from agentkit.agents.events import (
     ToolResultEvent,
 )
 from agentkit.agents.intents import Intent, intent_key, unknown_outcome
+from agentkit.agents.nested import SubRunSuspended, calling, left_call, suspension
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.agents.run_state import PendingKind, RunState, RunStatus
+from agentkit.agents.run_state import PendingKind, RunState, RunStatus, SubRun
 from agentkit.agents.tool_messages import describe_failure, render_value
 from agentkit.core.contracts.errors import (
     DepthLimitExceeded,
@@ -88,6 +89,8 @@ class AgentRun:
         self.answered: dict[str, Message] = {m.tool_call_id or "": m for m in state.answered}
         self.pending: dict[str, PendingKind] = dict(state.pending)
         self.decisions: Mapping[str, Any] = state.decisions
+        self.nested: dict[str, SubRun] = dict(state.nested)
+        self._parked: dict[str, SubRun] = {}
         self.repairs = state.repairs
         self.extra_system = ""
         self.output: Any = None
@@ -115,6 +118,7 @@ class AgentRun:
             pending=FrozenDict(self.pending),
             decisions=self.decisions,
             repairs=self.repairs,
+            nested=FrozenDict(self.nested),
             owner=this_owner(),
         )
 
@@ -230,13 +234,9 @@ class AgentRun:
 
     def suspended(self) -> Suspended:
         """The :class:`Suspended` record for the calls waiting now."""
-        calls = tuple(c for c in self.open_calls if c.id in self.pending)
-        kinds = set(self.pending.values())
-        if "unknown_outcome" in kinds:
-            return Suspended(self.run_id, calls, reason="outcome_unknown")
-        if "input" in kinds:
-            return Suspended(self.run_id, calls, reason="awaiting_input")
-        return Suspended(self.run_id, calls, reason="awaiting_approval")
+        return suspension(
+            self.run_id, self.agent.name, self.open_calls, self.pending, self.nested
+        )
 
     # -- intents --------------------------------------------------------------------
 
@@ -334,11 +334,19 @@ class AgentRun:
         if self._stop is not None:
             stop, self._stop = self._stop, None
             raise stop
+        if self._parked:
+            # Calls waiting on suspended sub-runs: the turn is not over, so this run
+            # suspends too; the answers already in stay in the checkpoint.
+            self.nested, self._parked = self._parked, {}
+            self.decisions = FrozenDict()
+            await self.suspend(dict.fromkeys(self.nested, "nested"))
+            return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
         self.open_calls = ()
         self.answered = {}
         self.pending = {}
         self.decisions = FrozenDict()
+        self.nested = {}
         await self.save()
 
     async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
@@ -346,6 +354,9 @@ class AgentRun:
             return  # the run is stopping: calls not yet started never start
         try:
             content, is_error = await self._execute(call, registry)
+        except SubRunSuspended as exc:
+            self._parked[call.id] = exc.sub
+            return
         except RunError as exc:
             # A refusal that stops the run (budget, cancellation): this call did not run,
             # but calls of the same turn already under way finish and are recorded.
@@ -377,6 +388,8 @@ class AgentRun:
             if not isinstance(answer, str):
                 return "The human gave no answer to this question.", True
             return answer, False
+        if kind == "nested" and decision is None:
+            raise SubRunSuspended(self.nested[call.id])  # not decided yet: it stays put
         if kind == "unknown_outcome" and (decision is None or decision == "reject"):
             return unknown_outcome(call.name, "a person decided not to run it again"), True
         if kind == "approval" or kind == "unknown_outcome":
@@ -412,7 +425,15 @@ class AgentRun:
             )
             if _key_step(tool, call):
                 await self._start_intent(call, arguments)
-            value = await self.ctx.invoker.invoke_tool(request, self.ctx)
+            wake = self.nested.get(call.id) if kind == "nested" else None
+            token = calling(self.key, call.id, wake, decision)
+            try:
+                value = await self.ctx.invoker.invoke_tool(request, self.ctx)
+            finally:
+                left_call(token)
+        except SubRunSuspended:
+            await self._drop_intent(call)  # parked, not in flight: it runs again on resume
+            raise
         except (RunError, asyncio.CancelledError) as exc:
             if not isinstance(exc, RunCancelled | asyncio.CancelledError):
                 await self._drop_intent(call)  # refused before the body ran (budget, depth)
@@ -468,7 +489,7 @@ def _key_step(tool: Tool, call: ToolCall) -> bool:
 
 
 def validate_decisions(
-    run_id: str, pending: Mapping[str, PendingKind], decisions: Mapping[str, Any]
+    run_id: str, pending: Mapping[str, str], decisions: Mapping[str, Any]
 ) -> Mapping[str, Any]:
     """Check a resume's decisions before anything changes; returns them frozen."""
     unknown = [call_id for call_id in decisions if call_id not in pending]

@@ -74,6 +74,11 @@ def as_tool(
     async def delegate(
         task: Annotated[str, "the sub-task / goal to run"], ctx: RunContext
     ) -> str:
+        delegated = getattr(runnable, "run_delegated", None)
+        if callable(delegated):
+            # Agents and workflows: a sub-run that must wait for a person suspends the
+            # calling run too, and continues on its resume.
+            return render(await delegated(task, ctx.child()))
         return render(await runnable.run(task, ctx.child()))
 
     text = description if description is not None else getattr(runnable, "description", None)

@@ -53,6 +53,8 @@ class ReActCognition:
                         await run.suspend(pending)
                         return
                 await run.answer_open_calls(tools, self.max_concurrency)
+                if run.status == "suspended":
+                    return  # a call waits on a sub-run that is waiting for a person
             if run.steps >= self.max_iterations:
                 await run.stop("max_iterations")
                 return
