@@ -20,7 +20,7 @@ from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolCall
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
-from agentkit.tools import ask_human, as_tool, tool
+from agentkit.tools import as_tool, ask_human, tool
 
 REFUND = ToolCall("s2", "refund", {"order_id": "A-1", "amount_usd": 20.0})
 NOT_APPROVED = (
@@ -89,7 +89,8 @@ class Shop:
             cognition=ReActCognition(tools=[lookup, refund]),
         )
         self.billing_tool = as_tool(
-            self.billing, name="billing", description="Delegate a billing task to the billing specialist.",
+            self.billing, name="billing",
+            description="Delegate a billing task to the billing specialist.",
             side_effecting=True,
         )
         self.support = Agent(
@@ -207,7 +208,8 @@ async def test_depth_three_suspends_every_level_and_resumes_with_one_decision() 
 async def test_ask_human_deep_inside_suspends_for_input_and_the_answer_reaches_it() -> None:
     asker = Agent("asker", "fake", "p", cognition=ReActCognition(tools=[ask_human]))
     boss = Agent("boss", "fake", "p", cognition=ReActCognition(tools=[as_tool(
-        asker, name="asker", description="Ask the user for details the task needs.", side_effecting=False,
+        asker, name="asker", description="Ask the user for details the task needs.",
+        side_effecting=False,
     )]))
     llm = Scripts({
         "sign in": [Turn(tool_calls=(ToolCall("b1", "asker", {"task": "get the code"}),)),
