@@ -17,7 +17,8 @@ from agentkit.agents import (
     Workflow,
 )
 from agentkit.agents.cognition import ReActCognition
-from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolCall
+from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolCall, Usage
+from agentkit.core.policies import Budget, idempotent, meter
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.tools import as_tool, ask_human, tool
@@ -387,3 +388,33 @@ async def test_a_nested_run_is_checkpointed_under_the_call_that_started_it() -> 
     inner, _ = await ctx.store.get_versioned(f"checkpoint:{sub.key}")
     assert (inner.status, dict(inner.pending)) == ("suspended", {"s2": "approval"})
 
+
+
+async def test_every_model_call_is_charged_once_to_the_top_level_budget() -> None:
+    """The resumed sub-run makes only the model calls still to come; the shared budget
+    is charged once per model call, in the run and in the resume together."""
+    shop = Shop()
+    priced = [Turn(t.content, t.tool_calls, Usage(input_tokens=10, cost_usd=0.25, requests=1))
+              for t in billing_turns()]
+    llm = Scripts({
+        "help with A-1": [
+            Turn(tool_calls=delegate("c1", "refund A-1").tool_calls,
+                 usage=Usage(input_tokens=10, cost_usd=0.5, requests=1)),
+            Turn(content="Done.", usage=Usage(input_tokens=10, cost_usd=0.5, requests=1)),
+        ],
+        "refund A-1": priced,
+    })
+    budget = Budget(max_cost_usd=10.0)
+    ctx = make_test_ctx(
+        llm=llm, budget=budget, tool_middleware=[meter(), idempotent()],
+        chat_middleware=[meter()],
+    )
+    first = await shop.support.run("help with A-1", ctx)
+    assert budget.spent_usd == 1.0
+
+    done = await shop.support.resume(first.run_id, {"c1/s2": "approve"}, ctx)
+
+    assert done.output == "Done."
+    assert budget.spent_usd == 1.75  # 2 x 0.5 (support) + 3 x 0.25 (billing)
+    assert shop.ran == [("lookup", "A-1"), ("refund", ("A-1", 20.0))]
+    llm.assert_all_used()
