@@ -11,7 +11,7 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import (
@@ -35,6 +35,7 @@ __all__ = [
     "RunTakenOver",
     "Skill",
     "StepEvent",
+    "StopReason",
     "Suspended",
     "TextDeltaEvent",
     "ToolCallEvent",

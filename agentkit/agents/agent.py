@@ -25,7 +25,10 @@ from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.runtime.spans import open_span
-from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+from agentkit.state.checkpoints.store_checkpointer import (
+    StoreCheckpointer,
+    missing_checkpoint_hint,
+)
 from agentkit.state.memory.source import MemoryItem, MemorySource
 from agentkit.state.owners import owner_alive, this_owner
 
@@ -293,7 +296,11 @@ class Agent:
         key = key or f"{run_id}:{self.name}"
         state, version = await _load(checkpointer, key, run_id)
         if state is None:
-            raise RunNotResumable(run_id, f"agent {self.name!r} has no checkpoint for this run")
+            raise RunNotResumable(
+                run_id,
+                f"agent {self.name!r} has no checkpoint for this run"
+                + missing_checkpoint_hint(checkpointer),
+            )
         if state.status != want:
             raise RunNotResumable(run_id, f"it is {state.status}, not {want}")
         return state, version, key
