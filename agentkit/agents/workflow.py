@@ -191,10 +191,20 @@ class Workflow:
 
     async def run(self, task: str, ctx: RunContext) -> WorkflowResult:
         """Run every step in dependency order, concurrently where independent."""
+        return await self._start_at(self._key(ctx.correlation_id), task, ctx, fresh=False)
+
+    async def run_delegated(self, task: str, ctx: RunContext) -> WorkflowResult:
+        """Run as the sub-run of the tool call being executed (``as_tool`` calls this):
+        its suspension suspends the run above (see :mod:`agentkit.agents.nested`)."""
+        result: WorkflowResult = await run_delegated(self, task, ctx)
+        return result
+
+    async def _start_at(
+        self, key: str, task: str, ctx: RunContext, *, fresh: bool = True
+    ) -> WorkflowResult:
         checkpointer = self._checkpointer(ctx)
-        key = self._key(ctx.correlation_id)
-        existing, version = await self._read(checkpointer, ctx.correlation_id)
-        if existing is not None and existing.status in ("running", "suspended"):
+        existing, version = await self._read(checkpointer, ctx.correlation_id, key)
+        if not fresh and existing is not None and existing.status in ("running", "suspended"):
             raise RunNotResumable(
                 ctx.correlation_id,
                 f"workflow {self.name!r} already has a {existing.status} run under this run id",
@@ -210,8 +220,13 @@ class Workflow:
             ) from None
         return await _Execution(self, ctx, checkpointer, key, version, state).go()
 
+    async def _resume_at(
+        self, key: str, decisions: Mapping[str, Any], ctx: RunContext
+    ) -> WorkflowResult:
+        return await self._resume(ctx.correlation_id, decisions, ctx, key)
+
     async def resume(
-        self, run_id: str, decisions: Mapping[str, str], ctx: RunContext
+        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext
     ) -> WorkflowResult:
         """Continue at the pending gates: ``{gate_name: "approve" | "reject"}``; a gate
         with no decision is rejected.
@@ -220,8 +235,13 @@ class Workflow:
         decision goes to that step's sub-run (as for ``Agent.resume``). A step whose
         sub-run gets no decision stays suspended.
         """
+        return await self._resume(run_id, decisions, ctx, self._key(run_id))
+
+    async def _resume(
+        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext, key: str
+    ) -> WorkflowResult:
         checkpointer = self._checkpointer(ctx)
-        state, version = await self._load(checkpointer, run_id, want="suspended")
+        state, version = await self._load(checkpointer, run_id, want="suspended", key=key)
         waiting = self._suspension(run_id, state)
         gates = {g: d for g, d in decisions.items() if g in state.pending}
         unknown = [g for g in decisions if g not in waiting.kinds]
@@ -239,7 +259,7 @@ class Workflow:
         given = {g: decisions.get(g, "reject") for g in state.pending}
         state = _State("running", state.outputs, state.skipped, (), FrozenDict(
             {**state.decisions, **given}), state.usage, state.nested)
-        return await self._take_over(checkpointer, run_id, state, version, ctx, steps)
+        return await self._take_over(checkpointer, run_id, state, version, ctx, steps, key)
 
     def _suspension(self, run_id: str, state: _State) -> Suspended:
         """What the workflow waits for: its gates, and the calls its agent steps wait on
@@ -265,9 +285,9 @@ class Workflow:
         return await self._take_over(checkpointer, run_id, state, version, ctx)
 
     async def _load(
-        self, checkpointer: Checkpointer, run_id: str, *, want: str
+        self, checkpointer: Checkpointer, run_id: str, *, want: str, key: str | None = None
     ) -> tuple[_State, int]:
-        state, version = await self._read(checkpointer, run_id)
+        state, version = await self._read(checkpointer, run_id, key)
         if state is None or state.status != want:
             status = "unknown" if state is None else state.status
             hint = missing_checkpoint_hint(checkpointer) if state is None else ""
@@ -276,8 +296,10 @@ class Workflow:
             )
         return state, version
 
-    async def _read(self, checkpointer: Checkpointer, run_id: str) -> tuple[_State | None, int]:
-        key = self._key(run_id)
+    async def _read(
+        self, checkpointer: Checkpointer, run_id: str, key: str | None = None
+    ) -> tuple[_State | None, int]:
+        key = key or self._key(run_id)
         try:
             state, version = await checkpointer.load(key)
         except CheckpointCorrupt as exc:
@@ -296,9 +318,10 @@ class Workflow:
         version: int,
         ctx: RunContext,
         wakes: Mapping[str, Any] = FrozenDict(),
+        key: str | None = None,
     ) -> WorkflowResult:
         """Claim the run with a compare-and-set save, then carry on from ``state``."""
-        key = self._key(run_id)
+        key = key or self._key(run_id)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         try:
             version = await checkpointer.save(key, state, expected_version=version)

@@ -418,3 +418,36 @@ async def test_every_model_call_is_charged_once_to_the_top_level_budget() -> Non
     assert budget.spent_usd == 1.75  # 2 x 0.5 (support) + 3 x 0.25 (billing)
     assert shop.ran == [("lookup", "A-1"), ("refund", ("A-1", 20.0))]
     llm.assert_all_used()
+
+
+async def test_a_workflow_used_as_a_tool_suspends_the_agent_above_at_gates_and_steps() -> None:
+    shop = Shop()
+    ship = (
+        Workflow("ship", description="Refund and review an order.")
+        .add("refund", shop.billing, input=lambda inputs: "refund A-1")
+        .gate("review", "Ship the replacement?")
+    )
+    desk = Agent("desk", "fake", "p", cognition=ReActCognition(tools=[as_tool(
+        ship, name="ship", description="Run the refund-and-ship workflow for an order.",
+        side_effecting=True,
+    )]))
+    llm = Scripts({
+        "order A-1": [Turn(tool_calls=(ToolCall("w1", "ship", {"task": "A-1"}),)),
+                      Turn(content="Handled.")],
+        "refund A-1": billing_turns(),
+    })
+    ctx = make_test_ctx(llm=llm)
+
+    first = await desk.run("order A-1", ctx)
+
+    suspended = first.evals["suspended"]
+    assert [c.id for c in suspended.pending] == ["w1/review", "w1/refund/s2"]
+    assert dict(suspended.agents) == {
+        "w1/review": ("desk", "ship"), "w1/refund/s2": ("desk", "ship", "billing"),
+    }
+
+    done = await desk.resume(first.run_id, {"w1/review": "approve", "w1/refund/s2": "approve"}, ctx)
+
+    assert done.output == "Handled."
+    assert llm.read("order A-1", "w1") == "refund: Refunded $20 on A-1.\nreview: True"
+    assert shop.ran == [("lookup", "A-1"), ("refund", ("A-1", 20.0))]
