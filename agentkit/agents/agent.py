@@ -338,7 +338,9 @@ class Agent:
     ) -> AgentResult:
         state, version, key = await self._claim(run_id, ctx, want="suspended", key=key)
         waiting = suspension(run_id, self.name, state.open_calls, state.pending, state.nested)
-        checked = route_decisions(validate_decisions(run_id, waiting.kinds, decisions))
+        checked = route_decisions(
+            validate_decisions(run_id, waiting.kinds, decisions), state.nested
+        )
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx),

@@ -19,7 +19,7 @@ run above it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextvars import ContextVar, Token
 from typing import Any, Protocol
 
@@ -154,16 +154,19 @@ def suspension(
     )
 
 
-def route_decisions(decisions: Mapping[str, Any]) -> FrozenDict[str, Any]:
-    """Checked decisions by call of this run: ``"c1/s3"`` becomes ``{"c1": {"s3": ...}}``
-    (for the sub-run of ``c1``); a plain call id keeps its decision."""
+def route_decisions(
+    decisions: Mapping[str, Any], nested: Collection[str]
+) -> FrozenDict[str, Any]:
+    """Checked decisions by call of this run: ``"c1/s3"``, where ``c1`` waits on a
+    sub-run (one of ``nested``), becomes ``{"c1": {"s3": ...}}`` for that sub-run; any
+    other call id keeps its decision."""
     own: dict[str, Any] = {}
     below: dict[str, dict[str, Any]] = {}
     for path, decision in decisions.items():
-        head, nested, rest = path.partition("/")
-        if nested:
-            below.setdefault(head, {})[rest] = decision
-        else:
+        head = next((h for h in nested if path.startswith(h + "/")), None)
+        if head is None:
             own[path] = decision
+        else:
+            below.setdefault(head, {})[path[len(head) + 1:]] = decision
     own.update({head: FrozenDict(sub) for head, sub in below.items()})
     return FrozenDict(own)

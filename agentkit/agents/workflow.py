@@ -255,7 +255,7 @@ class Workflow:
             )
         steps = route_decisions(validate_decisions(
             run_id, waiting.kinds, {p: d for p, d in decisions.items() if p not in gates}
-        ))
+        ), state.nested)
         given = {g: decisions.get(g, "reject") for g in state.pending}
         state = _State("running", state.outputs, state.skipped, (), FrozenDict(
             {**state.decisions, **given}), state.usage, state.nested)

@@ -451,3 +451,76 @@ async def test_a_workflow_used_as_a_tool_suspends_the_agent_above_at_gates_and_s
     assert done.output == "Handled."
     assert llm.read("order A-1", "w1") == "refund: Refunded $20 on A-1.\nreview: True"
     assert shop.ran == [("lookup", "A-1"), ("refund", ("A-1", 20.0))]
+
+
+async def test_a_resumed_sub_run_that_asks_again_suspends_the_run_above_again() -> None:
+    shop = Shop()
+    second = ToolCall("s3", "refund", {"order_id": "A-1", "amount_usd": 4.0})
+    llm = Scripts({
+        "help with A-1": [delegate("c1", "refund A-1"), Turn(content="Both refunds done.")],
+        "refund A-1": [
+            *billing_turns()[:2],
+            Turn(tool_calls=(second,)),
+            Turn(content="Refunded $20 and the $4 shipping."),
+        ],
+    })
+    ctx = make_test_ctx(llm=llm, correlation_id="run-a")
+    await shop.support.run("help with A-1", ctx)
+
+    again = await shop.support.resume("run-a", {"c1/s2": "approve"}, ctx)
+
+    assert again.evals["suspended"].pending == (ToolCall("c1/s3", "refund", second.arguments),)
+    done = await shop.support.resume("run-a", {"c1/s3": "approve"}, ctx)
+    assert done.output == "Both refunds done."
+    assert llm.read("help with A-1", "c1") == "Refunded $20 and the $4 shipping."
+    assert shop.ran == [("lookup", "A-1"), ("refund", ("A-1", 20.0)), ("refund", ("A-1", 4.0))]
+
+
+async def test_one_resume_decides_calls_at_several_depths() -> None:
+    shop = Shop()
+    desk = Agent("desk", "fake", "p", cognition=ReActCognition(tools=[
+        as_tool(shop.support, name="support",
+                description="Hand a customer case to the support agent.", side_effecting=True),
+        shop.billing_tool,
+    ]))
+    refund_b = ToolCall("s2", "refund", {"order_id": "B-2", "amount_usd": 5.0})
+    llm = Scripts({
+        "two cases": [
+            Turn(tool_calls=(ToolCall("d1", "support", {"task": "help with A-1"}),
+                             ToolCall("d2", "billing", {"task": "refund B-2"}))),
+            Turn(content="Both cases closed."),
+        ],
+        "help with A-1": [delegate("c1", "refund A-1"), Turn(content="A-1 refunded.")],
+        "refund A-1": billing_turns(),
+        "refund B-2": [Turn(tool_calls=(refund_b,)), Turn(content="B-2 not refunded.")],
+    })
+    ctx = make_test_ctx(llm=llm)
+    first = await desk.run("two cases", ctx)
+
+    suspended = first.evals["suspended"]
+    assert [c.id for c in suspended.pending] == ["d1/c1/s2", "d2/s2"]
+    assert [suspended.asked_by(c.id) for c in suspended.pending] == ["billing", "billing"]
+
+    done = await desk.resume(first.run_id, {"d1/c1/s2": "approve", "d2/s2": "reject"}, ctx)
+
+    assert done.output == "Both cases closed."
+    assert llm.read("refund B-2", "s2") == NOT_APPROVED
+    assert [(m.tool_call_id, m.content) for m in done.messages if m.role == "tool"] == [
+        ("d1", "A-1 refunded."), ("d2", "B-2 not refunded."),
+    ]
+    assert shop.ran == [("lookup", "A-1"), ("refund", ("A-1", 20.0))]
+    llm.assert_all_used()
+
+
+async def test_a_call_id_with_a_slash_of_the_run_itself_is_not_taken_for_a_path() -> None:
+    shop = Shop()
+    slashed = ToolCall("toolu/1", "refund", {"order_id": "A-1", "amount_usd": 20.0})
+    llm = FakeLLM.script([Turn(tool_calls=(slashed,)), Turn(content="Refunded.")])
+    ctx = make_test_ctx(llm=llm)
+    first = await shop.billing.run("refund A-1", ctx)
+    assert [c.id for c in first.evals["suspended"].pending] == ["toolu/1"]
+
+    done = await shop.billing.resume(first.run_id, {"toolu/1": "approve"}, ctx)
+
+    assert done.output == "Refunded."
+    assert shop.ran == [("refund", ("A-1", 20.0))]
