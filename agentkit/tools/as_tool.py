@@ -69,6 +69,10 @@ def as_tool(
     level deeper (refused past the context's ``max_depth``). Its result is rendered to
     text with ``render``. ``side_effecting`` is required, as for ``@tool``: a sub-agent
     that can act on the world makes its delegation a side effect too.
+
+    An Agent or Workflow runs as a delegated run (its ``run_delegated``): when it
+    suspends for a person, the calling run suspends too, and resuming that run continues
+    the sub-run (see :mod:`agentkit.agents.nested`).
     """
 
     async def delegate(
