@@ -101,6 +101,7 @@ class AgentRun:
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
         self._intents: dict[str, str] = {}
+        self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
 
@@ -119,7 +120,7 @@ class AgentRun:
             decisions=self.decisions,
             repairs=self.repairs,
             nested=FrozenDict(self.nested),
-            owner=this_owner(),
+            owner=self._owner,
         )
 
     async def save(self) -> None:

@@ -30,6 +30,7 @@ import decimal
 import importlib
 import json
 import math
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -47,6 +48,10 @@ _TAG = "$"
 # Built once: json.dumps with non-default options builds a new encoder on every call.
 _json_text = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
 _ENVELOPE_OPEN = f'{{"agentkit":{FORMAT_VERSION},"value":'
+# Deepest JSON nesting a value may have. Reading costs more stack per level than writing,
+# so without a common bound dumps() could write a checkpoint loads() cannot read back.
+MAX_DEPTH = 200
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 Encoder = Callable[[Any], Mapping[str, Any]]
 Decoder = Callable[[dict[str, Any]], Any]
@@ -306,11 +311,30 @@ def dumps(value: Any) -> str:
     except _Unstorable as exc:
         raise NotStorable(exc.type_name, "$" + "".join(reversed(exc.path))) from None
     except RecursionError:
-        raise NotStorable(f"{type(value).__name__} nested too deeply", "$") from None
+        raise NotStorable(_too_deep(value), "$") from None
     try:
-        return _ENVELOPE_OPEN + _json_text(body) + "}"
+        text = _json_text(body)
     except (ValueError, RecursionError) as exc:  # an int too long for str(), say
         raise NotStorable(f"{type(value).__name__} JSON cannot hold ({exc})", "$") from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:
+        raise NotStorable(_too_deep(value), "$")
+    return _ENVELOPE_OPEN + text + "}"
+
+
+def _too_deep(value: Any) -> str:
+    return f"{type(value).__name__} nested more than {MAX_DEPTH} levels (as JSON)"
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting of JSON ``text``, brackets inside strings skipped."""
+    depth = deepest = 0
+    for token in _JSON_TOKENS.findall(text):
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+    return deepest
 
 
 # -- decoding -------------------------------------------------------------------------

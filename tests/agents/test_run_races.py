@@ -9,6 +9,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from agentkit.agents import Agent, RunTakenOver
+from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.state.checkpoints import StoreCheckpointer
+from agentkit.state.stores.memory import InMemoryStore
+
 _RACER = '''
 import asyncio, json, os, sys, time
 from agentkit.agents import Agent, RunNotResumable
@@ -150,3 +157,28 @@ def test_of_two_processes_recovering_one_run_the_loser_fails_before_any_step(
         } or (loser.startswith("not_resumable: its worker (process ")
               and loser.endswith(") is still running it; recover only takes over a run "
                                  "whose worker died")), loser
+
+
+async def test_a_worker_whose_run_was_taken_over_stops_with_run_taken_over() -> None:
+    """A worker on another machine cannot be checked, so recover takes its run over; if
+    it was alive after all, its next save fails with a typed error and it writes nothing."""
+    store = InMemoryStore()
+    checkpoints = StoreCheckpointer(store)
+    key = "run-7:clerk"
+
+    async def taken_over_meanwhile(request: Any, ctx: Any, call_next: Any) -> Any:
+        state, version = await checkpoints.load(key)
+        await checkpoints.save(key, state, expected_version=version)  # the other worker
+        return await call_next(request, ctx)
+
+    ctx = make_test_ctx(llm=FakeLLM.script([Turn(content="hi")]), store=store,
+                        correlation_id="run-7", chat_middleware=[taken_over_meanwhile])
+    agent = Agent("clerk", "fake", "p")
+    with pytest.raises(RunTakenOver) as info:
+        await agent.run("task", ctx)
+    assert str(info.value) == (
+        "run 'run-7' cannot be resumed: another worker took it over and saved a newer "
+        "checkpoint; this worker stopped"
+    )
+    state, version = await checkpoints.load(key)
+    assert (state.status, state.steps, version) == ("running", 0, 2)  # nothing more written

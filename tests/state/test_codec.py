@@ -382,3 +382,19 @@ async def test_memory_store_hands_back_copies_like_a_durable_store() -> None:
     assert first == {"items": [1]}
     first["items"].append(3)
     assert await store.get("k") == {"items": [1]}
+
+
+@pytest.mark.parametrize("depth", [50, 150, 300, 450, 700])
+def test_what_dumps_writes_loads_reads_back_however_deep(depth: int) -> None:
+    # A checkpoint that was written but cannot be read would strand its run: every depth
+    # is either stored and read back, or refused as NotStorable before anything is written.
+    for make in (lambda v: [v], lambda v: {"k": v}, lambda v: (v,), lambda v: FrozenDict(k=v)):
+        value: Any = "leaf"
+        for _ in range(depth):
+            value = make(value)
+        try:
+            text = dumps(value)
+        except NotStorable as exc:
+            assert "nested more than" in str(exc)
+            continue
+        assert loads(text, key="k") == value
