@@ -10,6 +10,7 @@ from agentkit.agents.cognition.single_call import SingleCallCognition
 from agentkit.agents.conversation import Opening, commit_turn, continued
 from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.history import HistoryPolicy
+from agentkit.agents.nested import route_decisions, run_delegated, suspension
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, validate_decisions
@@ -253,18 +254,37 @@ class Agent:
             lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings)
         )
 
+    async def run_delegated(self, task: str, ctx: RunContext) -> AgentResult:
+        """Run as the sub-run of the tool call being executed (``as_tool`` calls this):
+        its suspension suspends the run above (see :mod:`agentkit.agents.nested`)."""
+        result: AgentResult = await run_delegated(self, task, ctx)
+        return result
+
+    async def _start_at(self, key: str, task: str, ctx: RunContext) -> AgentResult:
+        return await self._start(task, ctx, None, key=key)
+
+    async def _resume_at(
+        self, key: str, decisions: Mapping[str, Any], ctx: RunContext
+    ) -> AgentResult:
+        return await self._resume(ctx.correlation_id, decisions, ctx, None, key=key)
+
     async def _start(
         self,
         task: str,
         ctx: RunContext,
         sink: EventSink | None,
         opening: Opening | None = None,
+        *,
+        key: str | None = None,
     ) -> AgentResult:
         opening = opening or Opening()
         checkpointer = _checkpointer(ctx)
-        key = self._key(ctx)
+        # A delegated run's key names the call that starts it: starting that call
+        # (again, after a crash) starts the sub-run afresh.
+        fresh = key is not None
+        key = key or self._key(ctx)
         existing, version = await _load(checkpointer, key, ctx.correlation_id)
-        if existing is not None and existing.status not in TERMINAL:
+        if not fresh and existing is not None and existing.status not in TERMINAL:
             raise RunNotResumable(
                 ctx.correlation_id,
                 f"agent {self.name!r} already has a {existing.status} run under this run id; "
@@ -347,9 +367,11 @@ class Agent:
             await commit_turn(run, result)
         return result
 
-    async def _claim(self, run_id: str, ctx: RunContext, *, want: str) -> tuple[RunState, int, str]:
+    async def _claim(
+        self, run_id: str, ctx: RunContext, *, want: str, key: str | None = None
+    ) -> tuple[RunState, int, str]:
         checkpointer = _checkpointer(ctx)
-        key = f"{run_id}:{self.name}"
+        key = key or f"{run_id}:{self.name}"
         state, version = await _load(checkpointer, key, run_id)
         if state is None:
             raise RunNotResumable(
@@ -373,7 +395,13 @@ class Agent:
         """Continue a suspended run with a human's decisions, per pending call id:
         ``"approve"``, ``"reject"`` (the model is told), a dict of edited arguments
         (validated like any model call), or ``{"answer": "..."}`` for ``ask_human``.
-        A pending call with no decision is rejected.
+        A pending call with no decision is rejected, except that a sub-run given no
+        decision at all stays suspended (with the runs above it).
+
+        A call waiting deep inside a sub-agent has a path id, ``"c1/s3"``; its decision
+        goes to the sub-run that owns it, which continues, and its answer becomes the
+        result of ``c1``. Raises ``ValueError`` for an unknown id, listing the pending
+        ones.
 
         A run started with ``session=`` appends its turn to that session when it
         completes (``session=`` here, if given, must name the same session);
@@ -392,10 +420,15 @@ class Agent:
         sink: EventSink | None,
         session: str | None = None,
         settings: ModelSettings | None = None,
+        *,
+        key: str | None = None,
     ) -> AgentResult:
-        state, version, key = await self._claim(run_id, ctx, want="suspended")
+        state, version, key = await self._claim(run_id, ctx, want="suspended", key=key)
         state = continued(state, session, settings)
-        checked = validate_decisions(run_id, state.pending, decisions)
+        waiting = suspension(run_id, self.name, state.open_calls, state.pending, state.nested)
+        checked = route_decisions(
+            validate_decisions(run_id, waiting.kinds, decisions), state.nested
+        )
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx),

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.agents.events import TextDeltaEvent
+from agentkit.agents.nested import SubRunSuspended
 from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
     DepthLimitExceeded,
@@ -139,9 +140,9 @@ async def execute_tool_call(
             value = await ctx.invoker.invoke_tool(request, ctx)
         finally:
             current_call.reset(scope)
-    except HumanInputRequired:
-        # The call stopped to ask a person and runs again with the answer: it has no
-        # outcome to recover, so its intent goes.
+    except (HumanInputRequired, SubRunSuspended):
+        # The call stopped to ask a person (itself, or in a sub-run it delegated to) and
+        # runs again with the answer: it has no outcome to recover, so its intent goes.
         if intents is not None:
             await intents._drop_intent(call)
         raise

@@ -30,13 +30,35 @@ class Suspended:
     )
     """Why: a gated tool call, a question for the human (``ask_human``, or a tool's
     question mid-call), or a call a crash interrupted whose outcome is unknown
-    (``"approve"`` runs it again, ``"reject"`` does not)."""
+    (``"approve"`` runs it again, ``"reject"`` does not). With several kinds waiting, the
+    first of ``outcome_unknown``, ``awaiting_input``, ``awaiting_approval``."""
     questions: Mapping[str, Any] = field(default_factory=FrozenDict)
     """Questions tools asked mid-call (an MCP server's elicitation), by call id: each
     has ``message``, ``schema`` (the JSON Schema of the answer, or None), ``tool`` and
     ``source``. Answer with ``{"action": "accept", "content": {...}}``, ``{"action":
     "decline"}``, ``{"action": "cancel"}``, or ``{"answer": "..."}`` for a one-field
     form."""
+    # kinds and agents annotate the pending calls; two records with the same calls and
+    # reason are equal whether or not they carry them (workflow gates, older checkpoints).
+    kinds: Mapping[str, str] = field(default_factory=FrozenDict, kw_only=True, compare=False)
+    """Per pending call id, what it waits for: ``"approval"``, ``"input"`` (an
+    ``ask_human`` question: decide with ``{"answer": ...}``), ``"elicitation"`` (a
+    tool's question mid-call, see ``questions``) or ``"unknown_outcome"``."""
+    agents: Mapping[str, tuple[str, ...]] = field(
+        default_factory=FrozenDict, kw_only=True, compare=False
+    )
+    """Per pending call id, the agents from the top-level run down to the one whose call
+    waits, which is the last: ``("support", "billing")`` for ``"c1/s3"``, the call
+    ``s3`` of billing, delegated to by support's call ``c1``."""
+
+    def asked_by(self, call_id: str) -> str:
+        """The name of the agent (or workflow) whose call ``call_id`` waits."""
+        chain = self.agents.get(call_id)
+        if chain is None:
+            raise KeyError(
+                f"call {call_id!r} is not pending; pending calls: {[c.id for c in self.pending]}"
+            )
+        return chain[-1]
 
 
 @dataclass(frozen=True, slots=True)

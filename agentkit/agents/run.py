@@ -24,8 +24,9 @@ from agentkit.agents.events import (
     ToolResultEvent,
 )
 from agentkit.agents.intents import Intent, intent_key, unknown_outcome
+from agentkit.agents.nested import SubRunSuspended, calling, left_call, suspension
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.agents.run_state import PendingKind, RunState, RunStatus
+from agentkit.agents.run_state import PendingKind, RunState, RunStatus, SubRun
 from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
     HumanInputRequired,
@@ -90,6 +91,8 @@ class AgentRun:
         self.answered: dict[str, Message] = {m.tool_call_id or "": m for m in state.answered}
         self.pending: dict[str, PendingKind] = dict(state.pending)
         self.decisions: Mapping[str, Any] = state.decisions
+        self.nested: dict[str, SubRun] = dict(state.nested)
+        self._parked: dict[str, SubRun] = {}
         self.repairs = state.repairs
         self.settings = state.settings
         self.session = state.session
@@ -131,6 +134,7 @@ class AgentRun:
             history_len=self.history_len,
             session_version=self.session_version,
             questions=FrozenDict(self.questions),
+            nested=FrozenDict(self.nested),
             owner=self._owner,
         )
 
@@ -234,16 +238,10 @@ class AgentRun:
 
     def suspended(self) -> Suspended:
         """The :class:`Suspended` record for the calls waiting now."""
-        calls = tuple(c for c in self.open_calls if c.id in self.pending)
-        kinds = set(self.pending.values())
-        if "unknown_outcome" in kinds:
-            return Suspended(self.run_id, calls, reason="outcome_unknown")
-        if "input" in kinds or "elicitation" in kinds:
-            questions = {k: v for k, v in self.questions.items() if k in self.pending}
-            return Suspended(
-                self.run_id, calls, reason="awaiting_input", questions=FrozenDict(questions)
-            )
-        return Suspended(self.run_id, calls, reason="awaiting_approval")
+        return suspension(
+            self.run_id, self.agent.name, self.open_calls, self.pending, self.nested,
+            self.questions,
+        )
 
     # -- intents --------------------------------------------------------------------
 
@@ -358,6 +356,11 @@ class AgentRun:
             asked, self._asked = self._asked, {}
             self.questions.update(asked)
             held.update(dict.fromkeys(asked, "elicitation"))
+        if self._parked:
+            # Calls waiting on suspended sub-runs: the turn is not over, so this run
+            # suspends too; the answers already in stay in the checkpoint.
+            self.nested, self._parked = self._parked, {}
+            held.update(dict.fromkeys(self.nested, "nested"))
         if held:
             self.decisions = FrozenDict()
             await self.suspend(held)
@@ -368,6 +371,7 @@ class AgentRun:
         self.pending = {}
         self.decisions = FrozenDict()
         self.questions = {}
+        self.nested = {}
         await self.save()
 
     async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
@@ -384,6 +388,9 @@ class AgentRun:
                 "source": exc.source,
                 "answers": _answers(earlier, self.decisions.get(call.id)),
             })
+            return
+        except SubRunSuspended as exc:
+            self._parked[call.id] = exc.sub
             return
         except RunError as exc:
             # A refusal that stops the run (budget, cancellation): this call did not run,
@@ -429,6 +436,8 @@ class AgentRun:
             if decision is None:
                 return "The human gave no answer to the tool's question.", True, ()
             answers = _answers(self.questions.get(call.id), decision)
+        if kind == "nested" and decision is None:
+            raise SubRunSuspended(self.nested[call.id])  # not decided yet: it stays put
         if kind == "unknown_outcome" and (decision is None or decision == "reject"):
             return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
         if kind == "approval" or kind == "unknown_outcome":
@@ -453,9 +462,14 @@ class AgentRun:
                 call_id=call.id,
             )
             return describe_failure(call.name, refused), True, ()
-        content, is_error, attached = await self.effects.call_tool(
-            self, call, arguments, registry, answers=answers
-        )
+        wake = self.nested.get(call.id) if kind == "nested" else None
+        token = calling(self.key, call.id, wake, decision)
+        try:
+            content, is_error, attached = await self.effects.call_tool(
+                self, call, arguments, registry, answers=answers
+            )
+        finally:
+            left_call(token)
         return (content if is_error else note + content), is_error, attached
 
     async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
@@ -512,7 +526,7 @@ def _key_step(tool: Tool, call: ToolCall) -> bool:
 
 
 def validate_decisions(
-    run_id: str, pending: Mapping[str, PendingKind], decisions: Mapping[str, Any]
+    run_id: str, pending: Mapping[str, str], decisions: Mapping[str, Any]
 ) -> Mapping[str, Any]:
     """Check a resume's decisions before anything changes; returns them frozen."""
     unknown = [call_id for call_id in decisions if call_id not in pending]

@@ -11,19 +11,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentkit.agents.result import Suspended
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Message, ModelSettings, ToolCall, Usage
 
-__all__ = ["PendingKind", "RunState", "RunStatus"]
+__all__ = ["PendingKind", "RunState", "RunStatus", "SubRun"]
 
 RunStatus = Literal[
     "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
-PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation"]
+PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation", "nested"]
 
 TERMINAL: frozenset[str] = frozenset(
     {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}
 )
+
+
+@dataclass(frozen=True, slots=True)
+class SubRun:
+    """A suspended nested run that a call of the run above waits on."""
+
+    key: str
+    """The nested run's checkpoint key."""
+    agent: str
+    """The nested agent's (or workflow's) name."""
+    suspended: Suspended
+    """What it waits for, call ids relative to it (``"s3"``, or ``"s3/t1"`` deeper)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +77,9 @@ class RunState:
     """How many of ``messages`` are history the run started from; the rest is its turn."""
     session_version: int = 0
     """The session record's version when the run read its history."""
+    nested: FrozenDict[str, SubRun] = field(default_factory=FrozenDict)
+    """Call id to the suspended sub-run it waits on (an agent used through ``as_tool``):
+    those calls are pending as ``nested``; see :mod:`agentkit.agents.nested`."""
     owner: str = ""
     """The worker process that wrote this checkpoint (see
     :mod:`agentkit.state.owners`): ``recover`` refuses to take a run from a live one."""

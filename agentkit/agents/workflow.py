@@ -13,7 +13,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentkit.agents.nested import (
+    SubRunSuspended,
+    calling,
+    left_call,
+    route_decisions,
+    run_delegated,
+    suspension,
+)
 from agentkit.agents.result import Suspended
+from agentkit.agents.run import validate_decisions
+from agentkit.agents.run_state import SubRun
 from agentkit.core.contracts.errors import (
     AgentkitError,
     CheckpointCorrupt,
@@ -98,6 +108,8 @@ class _State:
     pending: tuple[str, ...]
     decisions: Mapping[str, str]
     usage: Usage
+    nested: Mapping[str, SubRun] = field(default_factory=FrozenDict)
+    """Agent steps waiting on their suspended sub-run, by step name."""
 
 
 class Workflow:
@@ -179,10 +191,20 @@ class Workflow:
 
     async def run(self, task: str, ctx: RunContext) -> WorkflowResult:
         """Run every step in dependency order, concurrently where independent."""
+        return await self._start_at(self._key(ctx.correlation_id), task, ctx, fresh=False)
+
+    async def run_delegated(self, task: str, ctx: RunContext) -> WorkflowResult:
+        """Run as the sub-run of the tool call being executed (``as_tool`` calls this):
+        its suspension suspends the run above (see :mod:`agentkit.agents.nested`)."""
+        result: WorkflowResult = await run_delegated(self, task, ctx)
+        return result
+
+    async def _start_at(
+        self, key: str, task: str, ctx: RunContext, *, fresh: bool = True
+    ) -> WorkflowResult:
         checkpointer = self._checkpointer(ctx)
-        key = self._key(ctx.correlation_id)
-        existing, version = await self._read(checkpointer, ctx.correlation_id)
-        if existing is not None and existing.status in ("running", "suspended"):
+        existing, version = await self._read(checkpointer, ctx.correlation_id, key)
+        if not fresh and existing is not None and existing.status in ("running", "suspended"):
             raise RunNotResumable(
                 ctx.correlation_id,
                 f"workflow {self.name!r} already has a {existing.status} run under this run id",
@@ -198,24 +220,58 @@ class Workflow:
             ) from None
         return await _Execution(self, ctx, checkpointer, key, version, state).go()
 
+    async def _resume_at(
+        self, key: str, decisions: Mapping[str, Any], ctx: RunContext
+    ) -> WorkflowResult:
+        return await self._resume(ctx.correlation_id, decisions, ctx, key)
+
     async def resume(
-        self, run_id: str, decisions: Mapping[str, str], ctx: RunContext
+        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext
     ) -> WorkflowResult:
         """Continue at the pending gates: ``{gate_name: "approve" | "reject"}``; a gate
-        with no decision is rejected."""
+        with no decision is rejected.
+
+        A call waiting inside an agent step has a path id, ``"<step>/<call id>"``; its
+        decision goes to that step's sub-run (as for ``Agent.resume``). A step whose
+        sub-run gets no decision stays suspended.
+        """
+        return await self._resume(run_id, decisions, ctx, self._key(run_id))
+
+    async def _resume(
+        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext, key: str
+    ) -> WorkflowResult:
         checkpointer = self._checkpointer(ctx)
-        state, version = await self._load(checkpointer, run_id, want="suspended")
-        unknown = [g for g in decisions if g not in state.pending]
-        bad = {g: d for g, d in decisions.items() if d not in ("approve", "reject")}
+        state, version = await self._load(checkpointer, run_id, want="suspended", key=key)
+        waiting = self._suspension(run_id, state)
+        gates = {g: d for g, d in decisions.items() if g in state.pending}
+        unknown = [g for g in decisions if g not in waiting.kinds]
+        bad = {g: d for g, d in gates.items() if d not in ("approve", "reject")}
         if unknown or bad:
+            paths = [c.id for c in waiting.pending if c.id not in state.pending]
+            also = f" and calls waiting in agent steps {paths} to their decisions" if paths else ""
             raise ValueError(
                 f"workflow {self.name!r}: decisions must map pending gates {list(state.pending)} "
-                f"to 'approve' or 'reject'; unknown gates {unknown}, invalid values {bad}"
+                f"to 'approve' or 'reject'{also}; unknown gates {unknown}, invalid values {bad}"
             )
+        steps = route_decisions(validate_decisions(
+            run_id, waiting.kinds, {p: d for p, d in decisions.items() if p not in gates}
+        ), state.nested)
         given = {g: decisions.get(g, "reject") for g in state.pending}
         state = _State("running", state.outputs, state.skipped, (), FrozenDict(
-            {**state.decisions, **given}), state.usage)
-        return await self._take_over(checkpointer, run_id, state, version, ctx)
+            {**state.decisions, **given}), state.usage, state.nested)
+        return await self._take_over(checkpointer, run_id, state, version, ctx, steps, key)
+
+    def _suspension(self, run_id: str, state: _State) -> Suspended:
+        """What the workflow waits for: its gates, and the calls its agent steps wait on
+        (by path, ``"<step>/<call id>"``)."""
+        calls = [
+            ToolCall(g, "human_gate", {"question": self._nodes[g].step.question})
+            for g in state.pending
+        ]
+        calls += [ToolCall(step, "agent_step") for step in state.nested]
+        kinds = dict.fromkeys(state.pending, "approval")
+        kinds.update(dict.fromkeys(state.nested, "nested"))
+        return suspension(run_id, self.name, calls, kinds, state.nested)
 
     async def recover(self, run_id: str, ctx: RunContext) -> WorkflowResult:
         """Continue a workflow whose worker died (or whose step failed) while running.
@@ -229,9 +285,9 @@ class Workflow:
         return await self._take_over(checkpointer, run_id, state, version, ctx)
 
     async def _load(
-        self, checkpointer: Checkpointer, run_id: str, *, want: str
+        self, checkpointer: Checkpointer, run_id: str, *, want: str, key: str | None = None
     ) -> tuple[_State, int]:
-        state, version = await self._read(checkpointer, run_id)
+        state, version = await self._read(checkpointer, run_id, key)
         if state is None or state.status != want:
             status = "unknown" if state is None else state.status
             hint = missing_checkpoint_hint(checkpointer) if state is None else ""
@@ -240,8 +296,10 @@ class Workflow:
             )
         return state, version
 
-    async def _read(self, checkpointer: Checkpointer, run_id: str) -> tuple[_State | None, int]:
-        key = self._key(run_id)
+    async def _read(
+        self, checkpointer: Checkpointer, run_id: str, key: str | None = None
+    ) -> tuple[_State | None, int]:
+        key = key or self._key(run_id)
         try:
             state, version = await checkpointer.load(key)
         except CheckpointCorrupt as exc:
@@ -259,15 +317,17 @@ class Workflow:
         state: _State,
         version: int,
         ctx: RunContext,
+        wakes: Mapping[str, Any] = FrozenDict(),
+        key: str | None = None,
     ) -> WorkflowResult:
         """Claim the run with a compare-and-set save, then carry on from ``state``."""
-        key = self._key(run_id)
+        key = key or self._key(run_id)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         try:
             version = await checkpointer.save(key, state, expected_version=version)
         except VersionConflict:
             raise RunNotResumable(run_id, "another worker took it over first") from None
-        return await _Execution(self, ctx, checkpointer, key, version, state).go()
+        return await _Execution(self, ctx, checkpointer, key, version, state, wakes).go()
 
     def __repr__(self) -> str:
         return f"Workflow({self.name!r}, steps={list(self._nodes)})"
@@ -282,6 +342,7 @@ class _Execution:
         key: str,
         version: int,
         state: _State,
+        wakes: Mapping[str, Any] = FrozenDict(),
     ) -> None:
         self.wf = workflow
         self.ctx = ctx
@@ -292,12 +353,15 @@ class _Execution:
         self.skipped: list[str] = list(state.skipped)
         self.decisions: dict[str, str] = dict(state.decisions)
         self.usage = state.usage
+        self.nested: dict[str, SubRun] = dict(state.nested)
+        self.wakes = dict(wakes)
+        """Per waiting agent step, the decisions its sub-run resumes with."""
         self.lock = asyncio.Lock()
 
     async def save(self, status: Literal["running", "suspended", "complete", "cancelled"],
                    pending: tuple[str, ...] = ()) -> None:
         state = _State(status, FrozenDict(self.outputs), tuple(self.skipped), pending,
-                       FrozenDict(self.decisions), self.usage)
+                       FrozenDict(self.decisions), self.usage, FrozenDict(self.nested))
         self.version = await self.checkpointer.save(self.key, state, expected_version=self.version)
 
     def _ready(self) -> tuple[list[_Node], list[str]]:
@@ -306,6 +370,8 @@ class _Execution:
         for node in self.wf._nodes.values():
             if node.name in done or not all(d in done for d in node.after):
                 continue
+            if node.name in self.nested and node.name not in self.wakes:
+                continue  # its sub-run still waits for a person
             if any(d in self.skipped for d in node.after):
                 self.skipped.append(node.name)
                 return self._ready()
@@ -335,13 +401,11 @@ class _Execution:
                 first = failed.exceptions[0]
                 raise first from first.__cause__
         suspended = None
-        if gates:
+        if gates or self.nested:
             await self.save("suspended", tuple(gates))
-            calls = tuple(
-                ToolCall(g, "human_gate", {"question": self.wf._nodes[g].step.question})
-                for g in gates
-            )
-            suspended = Suspended(self.ctx.correlation_id, calls, reason="awaiting_approval")
+            state = _State("suspended", {}, (), tuple(gates), {}, self.usage,
+                           FrozenDict(self.nested))
+            suspended = self.wf._suspension(self.ctx.correlation_id, state)
         else:
             await self.save("complete")
         outputs = {k: v for k, v in self.outputs.items() if k != "task"}
@@ -370,6 +434,11 @@ class _Execution:
         async with limit:
             try:
                 value = await self._execute(node)
+            except SubRunSuspended as exc:
+                async with self.lock:
+                    self.nested[node.name] = exc.sub
+                    await self.save("running")
+                return
             except (asyncio.CancelledError, WorkflowError):
                 raise
             except Exception as exc:
@@ -377,6 +446,7 @@ class _Execution:
                 raise WorkflowError(self.wf.name, node.name, reason) from exc
         async with self.lock:
             self.outputs[node.name] = value
+            self.nested.pop(node.name, None)
             await self.save("running")
 
     async def _execute(self, node: _Node) -> Any:
@@ -396,7 +466,18 @@ class _Execution:
             text = "\n".join(f"{d}: {_render(inputs[d])}" for d in node.after)
         else:
             text = str(inputs["task"])
-        result = await node.step.run(text, self.ctx.child())
+        child = self.ctx.child()
+        if callable(getattr(node.step, "_resume_at", None)):
+            # A waiting step runs again only with decisions for its sub-run, once.
+            decisions = self.wakes.pop(node.name, None)
+            wake = self.nested.get(node.name) if decisions is not None else None
+            token = calling(self.key, node.name, wake, decisions)
+            try:
+                result = await run_delegated(node.step, text, child)
+            finally:
+                left_call(token)
+        else:
+            result = await node.step.run(text, child)
         usage = getattr(result, "usage", None)
         if isinstance(usage, Usage):
             self.usage = self.usage + usage

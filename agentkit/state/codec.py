@@ -74,6 +74,7 @@ _AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.Suspended": ("agentkit.agents.result", "Suspended"),
     "agentkit.AgentResult": ("agentkit.agents.result", "AgentResult"),
     "agentkit.RunState": ("agentkit.agents.run_state", "RunState"),
+    "agentkit.SubRun": ("agentkit.agents.run_state", "SubRun"),
     "agentkit.Intent": ("agentkit.agents.intents", "Intent"),
     "agentkit.SessionRecord": ("agentkit.state.sessions", "SessionRecord"),
     "agentkit.WorkflowState": ("agentkit.agents.workflow", "_State"),

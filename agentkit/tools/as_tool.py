@@ -69,11 +69,20 @@ def as_tool(
     level deeper (refused past the context's ``max_depth``). Its result is rendered to
     text with ``render``. ``side_effecting`` is required, as for ``@tool``: a sub-agent
     that can act on the world makes its delegation a side effect too.
+
+    An Agent or Workflow runs as a delegated run (its ``run_delegated``): when it
+    suspends for a person, the calling run suspends too, and resuming that run continues
+    the sub-run (see :mod:`agentkit.agents.nested`).
     """
 
     async def delegate(
         task: Annotated[str, "the sub-task / goal to run"], ctx: RunContext
     ) -> str:
+        delegated = getattr(runnable, "run_delegated", None)
+        if callable(delegated):
+            # Agents and workflows: a sub-run that must wait for a person suspends the
+            # calling run too, and continues on its resume.
+            return render(await delegated(task, ctx.child()))
         return render(await runnable.run(task, ctx.child()))
 
     text = description if description is not None else getattr(runnable, "description", None)

@@ -20,7 +20,7 @@ import pytest
 
 from agentkit.agents import Agent
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.agents.run_state import RunState
+from agentkit.agents.run_state import RunState, SubRun
 from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable, RunError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Audio, File, Image
@@ -57,6 +57,9 @@ VALUES: list[Any] = [
     AgentResult("out", "complete", Usage(2), FrozenDict({"k": 1}), TRANSCRIPT, "r1", 2),
     RunState("r1", "agent", "running", TRANSCRIPT, Usage(3), 2, (CALL,), TRANSCRIPT[2:],
              FrozenDict({"c1": "approval"}), FrozenDict({"c1": {"to": "b"}}), 1),
+    RunState("r1", "agent", "suspended", TRANSCRIPT, open_calls=(CALL,),
+             pending=FrozenDict({"c1": "nested"}),
+             nested=FrozenDict({"c1": SubRun("r1:agent/c1:sub", "sub", Suspended("r1", (CALL,)))})),
     AuditRecord("r1", "org1:dom2", "send", "c1", "ab" * 32, None, "failed", 12.5,
                 error="ValueError", arguments=FrozenDict({"to": "a"})),
 ]
@@ -79,6 +82,19 @@ def _same(a: Any, b: Any) -> bool:
 def test_every_storable_value_round_trips_with_its_exact_types(value: Any) -> None:
     back = loads(dumps(value), key="k")
     assert _same(back, value), (back, value)
+
+
+def test_a_nested_suspension_keeps_each_call_s_kind_and_chain_of_agents() -> None:
+    waiting = Suspended(
+        "r1", (ToolCall("c1/s2", "ask_human", {"question": "Code?"}),), "awaiting_input",
+        kinds=FrozenDict({"c1/s2": "input"}), agents=FrozenDict({"c1/s2": ("desk", "login")}),
+    )
+    back = loads(dumps(SubRun("r1:desk/c1:login", "login", waiting)), key="k")
+    assert back == SubRun("r1:desk/c1:login", "login", waiting)
+    assert (back.suspended.kinds, back.suspended.agents) == (
+        {"c1/s2": "input"}, {"c1/s2": ("desk", "login")},
+    )
+    assert type(back.suspended.agents["c1/s2"]) is tuple
 
 
 def test_nan_round_trips_and_text_is_plain_ascii_json() -> None:

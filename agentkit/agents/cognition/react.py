@@ -54,7 +54,7 @@ class ReActCognition:
                         return
                 await run.answer_open_calls(tools, self.max_concurrency)
                 if run.status == "suspended":
-                    return  # a person decides: an unknown outcome, or a tool's question
+                    return  # a person decides (here or in a sub-run): see answer_open_calls
             if run.steps >= self.max_iterations:
                 await run.stop("max_iterations")
                 return

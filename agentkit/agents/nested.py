@@ -1,0 +1,181 @@
+"""Nested suspension: a sub-run that waits for a person suspends every run above it.
+
+An agent used through ``as_tool`` (or as a Workflow step) runs as a *delegated* run.
+While a run executes a tool call it names itself and the call (a context variable), so
+the sub-run the call starts gets a checkpoint key derived from them. When that sub-run
+suspends, :func:`run_delegated` raises :class:`SubRunSuspended` carrying a
+:class:`~agentkit.agents.run_state.SubRun` (its key and its ``Suspended``). The run above
+catches it for that call, records the sub-run in its checkpoint (the call is pending as
+``"nested"``) and, once the turn's other calls are answered, suspends too. The top-level
+``Suspended`` lists every waiting call at any depth under its path of call ids,
+``"c1/s3"``.
+
+On resume, a decision for ``"c1/s3"`` goes to call ``c1`` as ``{"s3": decision}``; the
+run executes ``c1`` again through its tool chain, and :func:`run_delegated` resumes the
+recorded sub-run with those decisions instead of starting a new one. Its answer becomes
+the result of ``c1``. A sub-run that gets no decision stays suspended, and so does the
+run above it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from contextvars import ContextVar, Token
+from typing import Any, Protocol
+
+from agentkit.agents.result import Suspended
+from agentkit.agents.run_state import SubRun
+from agentkit.core.contracts.errors import AgentkitError
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.types import ToolCall
+from agentkit.core.runtime.context import RunContext
+
+__all__ = [
+    "Delegable",
+    "SubRunSuspended",
+    "calling",
+    "left_call",
+    "route_decisions",
+    "run_delegated",
+    "suspension",
+]
+
+_Caller = tuple[str, str, SubRun | None, Mapping[str, Any]]
+"""(the calling run's checkpoint key, its call id, the sub-run to resume, its decisions)."""
+
+_CALLER: ContextVar[_Caller | None] = ContextVar("agentkit_caller", default=None)
+
+_REASONS = (
+    ("unknown_outcome", "outcome_unknown"),
+    ("input", "awaiting_input"),
+    ("elicitation", "awaiting_input"),
+    ("approval", "awaiting_approval"),
+)
+
+
+class SubRunSuspended(AgentkitError):
+    """A delegated run suspended for a person; the run whose call started it suspends
+    too. Raised through the tool chain; agentkit's runs catch it."""
+
+    def __init__(self, sub: SubRun) -> None:
+        self.sub = sub
+        paths = [c.id for c in sub.suspended.pending]
+        super().__init__(
+            f"the delegated run of {sub.agent!r} suspended waiting for a person on "
+            f"{paths}; the run that delegated to it suspends until they are decided"
+        )
+
+
+class Delegable(Protocol):
+    """A runnable that can start or continue a run under a given checkpoint key."""
+
+    name: str
+
+    async def _start_at(self, key: str, task: str, ctx: RunContext) -> Any: ...
+
+    async def _resume_at(self, key: str, decisions: Mapping[str, Any], ctx: RunContext) -> Any: ...
+
+
+def calling(
+    run_key: str, call_id: str, wake: SubRun | None, decisions: Any
+) -> Token[_Caller | None]:
+    """Mark the current task as executing ``call_id`` of the run under ``run_key``
+    (and, on resume, which sub-run to continue with which decisions)."""
+    sub_decisions = decisions if wake is not None and isinstance(decisions, Mapping) else {}
+    return _CALLER.set((run_key, call_id, wake, sub_decisions))
+
+
+def left_call(token: Token[_Caller | None]) -> None:
+    """Undo :func:`calling` once the call has returned."""
+    _CALLER.reset(token)
+
+
+async def run_delegated(runnable: Delegable, task: str, ctx: RunContext) -> Any:
+    """Run (or, on resume, continue) ``runnable`` as the sub-run of the call being
+    executed; raises :class:`SubRunSuspended` when it suspends.
+
+    Outside a run's tool call (a tool body called directly) it is a plain ``run``.
+    """
+    caller = _CALLER.get()
+    if caller is None:
+        return await runnable.run(task, ctx)  # type: ignore[attr-defined]
+    # One call starts one sub-run: a further delegation made by the same tool body
+    # (not through a run's tool call) must not take the same key.
+    _CALLER.set(None)
+    run_key, call_id, wake, decisions = caller
+    if wake is None:
+        key = f"{run_key}/{call_id}:{runnable.name}"
+        result = await runnable._start_at(key, task, ctx)
+    else:
+        key = wake.key
+        result = await runnable._resume_at(key, decisions, ctx)
+    if getattr(result, "stop_reason", None) == "suspended":
+        suspended = result.evals["suspended"]
+        raise SubRunSuspended(SubRun(key, runnable.name, suspended))
+    return result
+
+
+def suspension(
+    run_id: str,
+    name: str,
+    calls: Sequence[ToolCall],
+    pending: Mapping[str, str],
+    nested: Mapping[str, SubRun],
+    questions: Mapping[str, Any] = FrozenDict(),
+) -> Suspended:
+    """The ``Suspended`` of a run named ``name``: its own waiting ``calls``, and for each
+    call waiting on a sub-run, that sub-run's waiting calls under ``"<call id>/..."``.
+    ``questions`` are the run's own calls' questions asked mid-call, by call id."""
+    waiting: list[ToolCall] = []
+    kinds: dict[str, str] = {}
+    agents: dict[str, tuple[str, ...]] = {}
+    asked: dict[str, Any] = {}
+    for call in calls:
+        kind = pending.get(call.id)
+        if kind is None:
+            continue
+        sub = nested.get(call.id) if kind == "nested" else None
+        if sub is None:
+            waiting.append(call)
+            kinds[call.id] = kind
+            agents[call.id] = (name,)
+            if call.id in questions:
+                asked[call.id] = questions[call.id]
+            continue
+        inner = sub.suspended
+        default_kind = next((k for k, r in _REASONS if r == inner.reason), "approval")
+        for sub_call in inner.pending:
+            path = f"{call.id}/{sub_call.id}"
+            waiting.append(ToolCall(path, sub_call.name, sub_call.arguments))
+            kinds[path] = inner.kinds.get(sub_call.id, default_kind)
+            agents[path] = (name, *inner.agents.get(sub_call.id, (sub.agent,)))
+            if sub_call.id in inner.questions:
+                asked[path] = inner.questions[sub_call.id]
+    present = set(kinds.values())
+    reason = next((r for k, r in _REASONS if k in present), "awaiting_approval")
+    return Suspended(
+        run_id,
+        tuple(waiting),
+        reason=reason,  # type: ignore[arg-type]
+        questions=FrozenDict(asked),
+        kinds=FrozenDict(kinds),
+        agents=FrozenDict(agents),
+    )
+
+
+def route_decisions(
+    decisions: Mapping[str, Any], nested: Collection[str]
+) -> FrozenDict[str, Any]:
+    """Checked decisions by call of this run: ``"c1/s3"``, where ``c1`` waits on a
+    sub-run (one of ``nested``), becomes ``{"c1": {"s3": ...}}`` for that sub-run; any
+    other call id keeps its decision."""
+    own: dict[str, Any] = {}
+    below: dict[str, dict[str, Any]] = {}
+    for path, decision in decisions.items():
+        head = next((h for h in nested if path.startswith(h + "/")), None)
+        if head is None:
+            own[path] = decision
+        else:
+            below.setdefault(head, {})[path[len(head) + 1:]] = decision
+    own.update({head: FrozenDict(sub) for head, sub in below.items()})
+    return FrozenDict(own)
