@@ -61,3 +61,11 @@ def postgres_schema(_schemas_made: list[str]) -> str:
     name = f"t_{uuid.uuid4().hex[:12]}"
     _schemas_made.append(name)
     return name
+
+
+@pytest.fixture(scope="session")
+def postgres_shared_schema(_schemas_made: list[str]) -> str:
+    """One schema for tests that isolate themselves another way (a namespace)."""
+    name = f"t_shared_{uuid.uuid4().hex[:12]}"
+    _schemas_made.append(name)
+    return name
