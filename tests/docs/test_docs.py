@@ -1,11 +1,13 @@
 """Every Python example in docs/ runs, and prints what the page says it prints.
 
 A ```python block runs on its own in a fresh interpreter; when an ```output block
-follows it, its stdout must match that block exactly (trailing spaces aside).
+follows it, its stdout must match that block exactly (trailing spaces aside). An example
+that reads ``DATABASE_URL`` gets the session's PostgreSQL server there.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -33,10 +35,15 @@ EXAMPLES = _examples()
 
 
 @pytest.mark.parametrize(("name", "code", "expected"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
-def test_doc_example_runs(name: str, code: str, expected: str | None, tmp_path: Path) -> None:
+def test_doc_example_runs(
+    name: str, code: str, expected: str | None, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = None
+    if "DATABASE_URL" in code:  # a Postgres example: give it the session's server
+        env = {**os.environ, "DATABASE_URL": request.getfixturevalue("postgres_dsn")}
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-        cwd=tmp_path, check=False,
+        cwd=tmp_path, check=False, env=env,
     )
     assert result.returncode == 0, f"{name} failed:\n{result.stderr}"
     if expected is not None:
