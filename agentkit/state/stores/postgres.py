@@ -191,9 +191,15 @@ class PostgresStore:
 
     async def _open(self) -> None:
         asyncpg = _asyncpg()
-        pool = await asyncpg.create_pool(
-            self.dsn, min_size=1, max_size=self.pool_size, reset=_no_reset
-        )
+        try:
+            pool = await asyncpg.create_pool(
+                self.dsn, min_size=1, max_size=self.pool_size, reset=_no_reset
+            )
+        except (OSError, asyncpg.PostgresError) as error:
+            raise ConnectionError(
+                f"{self!r} could not connect: {error}. Check that the server is up and "
+                "that the connection string names its host, port, database and user"
+            ) from error
         try:
             async with pool.acquire() as connection:
                 await migrate(connection, self.schema)

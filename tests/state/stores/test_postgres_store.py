@@ -173,6 +173,23 @@ async def test_a_closed_store_says_it_is_closed(postgres_dsn: str, postgres_sche
         assert str(info.value) == message
 
 
+async def test_a_server_that_cannot_be_reached_is_a_connection_error_naming_it() -> None:
+    store = PostgresStore("postgresql://worker:s3cret@127.0.0.1:1/agents")
+    with pytest.raises(ConnectionError) as info:
+        await store.get("k")
+    message = str(info.value)
+    assert message.startswith(
+        "PostgresStore('postgresql://worker:***@127.0.0.1:1/agents', schema='agentkit') "
+        "could not connect: "
+    )
+    assert message.endswith(
+        ". Check that the server is up and that the connection string names its host, "
+        "port, database and user"
+    )
+    assert "s3cret" not in message
+    await store.close()
+
+
 _DIES_HOLDING_A_KEY = """
 import asyncio, os, sys
 from agentkit.state.stores.postgres import PostgresStore
