@@ -13,6 +13,7 @@ from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, validate_decisions
 from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.core.contracts.errors import (
+    CheckpointCorrupt,
     OutputCoercionError,
     RunError,
     RunNotResumable,
@@ -43,6 +44,19 @@ def _checkpointer(ctx: RunContext) -> Checkpointer:
         return StoreCheckpointer(ctx.store)
     assert hasattr(checkpointer, "save"), f"ctx.checkpointer {checkpointer!r} is not a Checkpointer"
     return checkpointer  # type: ignore[no-any-return]
+
+
+async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunState | None, int]:
+    """The run's checkpoint; a corrupt one raises :class:`CheckpointCorrupt` naming the run."""
+    try:
+        state, version = await checkpointer.load(key)
+    except CheckpointCorrupt as exc:
+        raise exc.for_run(run_id) from None
+    if state is not None and not isinstance(state, RunState):
+        raise CheckpointCorrupt(
+            key, f"expected an agent run's state, found a {type(state).__name__}", run_id=run_id
+        )
+    return state, version
 
 
 def _quote(text: str) -> str:
@@ -170,7 +184,7 @@ class Agent:
     async def _start(self, task: str, ctx: RunContext, sink: EventSink | None) -> AgentResult:
         checkpointer = _checkpointer(ctx)
         key = self._key(ctx)
-        existing, version = await checkpointer.load(key)
+        existing, version = await _load(checkpointer, key, ctx.correlation_id)
         if existing is not None and existing.status not in TERMINAL:
             raise RunNotResumable(
                 ctx.correlation_id,
@@ -228,7 +242,7 @@ class Agent:
     async def _claim(self, run_id: str, ctx: RunContext, *, want: str) -> tuple[RunState, int, str]:
         checkpointer = _checkpointer(ctx)
         key = f"{run_id}:{self.name}"
-        state, version = await checkpointer.load(key)
+        state, version = await _load(checkpointer, key, run_id)
         if state is None:
             raise RunNotResumable(run_id, f"agent {self.name!r} has no checkpoint for this run")
         if state.status != want:

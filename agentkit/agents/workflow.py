@@ -14,7 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentkit.agents.result import Suspended
-from agentkit.core.contracts.errors import AgentkitError, RunNotResumable, VersionConflict
+from agentkit.core.contracts.errors import (
+    AgentkitError,
+    CheckpointCorrupt,
+    RunNotResumable,
+    VersionConflict,
+)
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import ToolCall, ToolRequest, Usage
@@ -166,7 +171,7 @@ class Workflow:
         """Run every step in dependency order, concurrently where independent."""
         checkpointer = self._checkpointer(ctx)
         key = self._key(ctx.correlation_id)
-        existing, version = await checkpointer.load(key)
+        existing, version = await self._read(checkpointer, ctx.correlation_id)
         if existing is not None and existing.status in ("running", "suspended"):
             raise RunNotResumable(
                 ctx.correlation_id,
@@ -209,10 +214,22 @@ class Workflow:
     async def _load(
         self, checkpointer: Checkpointer, run_id: str, *, want: str
     ) -> tuple[_State, int]:
-        state, version = await checkpointer.load(self._key(run_id))
+        state, version = await self._read(checkpointer, run_id)
         if state is None or state.status != want:
             status = "unknown" if state is None else state.status
             raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not {want}")
+        return state, version
+
+    async def _read(self, checkpointer: Checkpointer, run_id: str) -> tuple[_State | None, int]:
+        key = self._key(run_id)
+        try:
+            state, version = await checkpointer.load(key)
+        except CheckpointCorrupt as exc:
+            raise exc.for_run(run_id) from None
+        if state is not None and not isinstance(state, _State):
+            raise CheckpointCorrupt(
+                key, f"expected a workflow's state, found a {type(state).__name__}", run_id=run_id
+            )
         return state, version
 
     async def _take_over(

@@ -14,7 +14,6 @@ cannot be carried out raises :class:`FileToolError`, whose message the model rea
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -98,6 +97,9 @@ _PARAMETERS: dict[str, Any] = {
 }
 
 _ARGUMENTS: tuple[str, ...] = tuple(_PARAMETERS["properties"])
+_BACKEND_METHODS = (
+    "delete", "exclusive", "listing", "read", "rename", "stat", "usage", "write"
+)
 _STRING_ARGUMENTS = frozenset(
     {"path", "file_text", "old_str", "new_str", "insert_text", "old_path", "new_path"}
 )
@@ -158,9 +160,11 @@ class FileTool:
     """The ``memory`` tool over a :class:`Files` backend (an :class:`InMemoryFiles` by
     default); pass :class:`LocalFiles` or :class:`SQLiteFiles` to keep notes.
 
-    ``max_file_bytes``, ``max_total_bytes`` and ``max_files`` bound what the model may
-    keep (see :class:`FileLimits` for the defaults). Commands on one FileTool run one at
-    a time, so a limit check and the write it guards cannot interleave with another call.
+    ``max_file_bytes``, ``max_total_bytes``, ``max_files`` and ``max_depth`` bound what
+    the model may keep (see :class:`FileLimits` for the defaults). Every command that
+    writes runs inside the backend's ``exclusive()`` lock, so a limit check and the write
+    it guards cannot interleave with another writer of the same tree — another call,
+    another FileTool, or another process.
     """
 
     name = "memory"
@@ -181,7 +185,7 @@ class FileTool:
     idempotency_scope = "call"
     accepted_arguments = _ARGUMENTS
 
-    __slots__ = ("_lock", "_lock_loop", "backend", "limits", "requires_approval")
+    __slots__ = ("backend", "limits", "requires_approval")
 
     def __init__(
         self,
@@ -190,12 +194,20 @@ class FileTool:
         max_file_bytes: int | None = None,
         max_total_bytes: int | None = None,
         max_files: int | None = None,
+        max_depth: int | None = None,
         requires_approval: bool = False,
     ) -> None:
         if backend is not None and not isinstance(backend, Files):
+            missing = [name for name in _BACKEND_METHODS if not hasattr(backend, name)]
+            why = ", ".join(f"{name}()" for name in missing)
+            if "exclusive" in missing:
+                why += (
+                    ". exclusive() is the write lock that keeps the limits when several "
+                    "writers share the tree; see docs/filetool.md"
+                )
             raise ToolDefinitionError(
                 f"FileTool(backend=...) takes a Files backend (InMemoryFiles, LocalFiles, "
-                f"SQLiteFiles or your own), got {backend!r}"
+                f"SQLiteFiles or your own), got {backend!r}, which lacks {why}"
             )
         defaults = FileLimits()
         self.backend: Files = backend if backend is not None else InMemoryFiles()
@@ -205,16 +217,9 @@ class FileTool:
                 defaults.max_total_bytes if max_total_bytes is None else max_total_bytes
             ),
             max_files=defaults.max_files if max_files is None else max_files,
+            max_depth=defaults.max_depth if max_depth is None else max_depth,
         )
         self.requires_approval = requires_approval
-        self._lock: asyncio.Lock | None = None
-        self._lock_loop: asyncio.AbstractEventLoop | None = None
-
-    def _serial(self) -> asyncio.Lock:
-        loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock_loop is not loop:
-            self._lock, self._lock_loop = asyncio.Lock(), loop
-        return self._lock
 
     def is_read_only_call(self, arguments: Mapping[str, Any]) -> bool:
         """True for ``view``: it changes nothing, so GATED autonomy need not pause it."""
@@ -228,17 +233,18 @@ class FileTool:
         when the command cannot be carried out; nothing is written then.
         """
         command, given = _check_arguments(args, self.name)
-        files, limits = self.backend, self.limits
+        limits = self.limits
         if command == "rename":
-            old, new = parse_path(given["old_path"]), parse_path(given["new_path"])
-            async with self._serial():
-                return await commands.rename(files, old, new)
-        path = parse_path(given["path"])
-        async with self._serial():
-            if command == "view":
-                view_range = given.get("view_range")
-                span = None if view_range is None else (view_range[0], view_range[1])
-                return await commands.view(files, path, span, limits)
+            old = parse_path(given["old_path"], max_depth=limits.max_depth)
+            new = parse_path(given["new_path"], max_depth=limits.max_depth)
+            async with self.backend.exclusive() as files:
+                return await commands.rename(files, old, new, limits)
+        path = parse_path(given["path"], max_depth=limits.max_depth)
+        if command == "view":  # reads need no lock: every write is atomic
+            view_range = given.get("view_range")
+            span = None if view_range is None else (view_range[0], view_range[1])
+            return await commands.view(self.backend, path, span, limits)
+        async with self.backend.exclusive() as files:
             if command == "create":
                 return await commands.create(files, path, given["file_text"], limits)
             if command == "str_replace":

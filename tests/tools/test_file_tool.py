@@ -101,6 +101,26 @@ def test_a_backend_that_is_not_files_is_refused_at_construction() -> None:
         FileTool("/tmp/notes")  # type: ignore[arg-type]
 
 
+def test_a_backend_without_the_write_lock_is_refused_naming_what_is_missing() -> None:
+    """A Files backend written before exclusive() existed cannot keep the limits."""
+
+    class OldBackend:
+        async def stat(self, path: Any) -> None: ...
+        async def listing(self, path: Any, depth: Any) -> tuple[()]: return ()
+        async def read(self, path: Any) -> str: return ""
+        async def write(self, path: Any, text: str, *, exclusive: bool = False) -> None: ...
+        async def delete(self, path: Any) -> None: ...
+        async def rename(self, old: Any, new: Any) -> None: ...
+        async def usage(self) -> None: ...
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        FileTool(OldBackend())  # type: ignore[arg-type]
+    assert str(caught.value).endswith(
+        "which lacks exclusive(). exclusive() is the write lock that keeps the limits when "
+        "several writers share the tree; see docs/filetool.md"
+    )
+
+
 def test_file_tool_errors_are_permanent_tool_errors() -> None:
     assert issubclass(FileToolError, AgentkitError)
     assert not issubclass(FileToolError, ToolArgumentError)

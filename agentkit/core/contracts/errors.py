@@ -17,7 +17,9 @@
     │   ├── UnpricedModel
     │   └── RunNotResumable
     ├── ProviderError                      a model provider failed (transient or not)
-    └── VersionConflict                    state: another writer got there first
+    ├── VersionConflict                    state: another writer got there first
+    ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
+    └── NotStorable (TypeError)            state: a value a store cannot hold
 
 Every class renders its message from typed fields in ``__init__``, so callers match on
 fields (``exc.unexpected``) rather than on text. Whether a failure is worth retrying is
@@ -253,4 +255,47 @@ class VersionConflict(AgentkitError):
         super().__init__(
             f"write to {key!r} refused: expected version {expected}, found {actual}; "
             "another worker has written since this one read"
+        )
+
+
+class CheckpointCorrupt(AgentkitError, ValueError):
+    """A value read from a store is not one agentkit wrote: garbage, truncated, empty,
+    of another format version, or naming a type agentkit does not know.
+
+    The stored row is left exactly as it was; nothing is imported or executed while
+    reading it. ``run_id`` is set when the value is a run's checkpoint.
+    """
+
+    def __init__(self, key: str, reason: str, *, run_id: str | None = None) -> None:
+        self.key = key
+        self.reason = reason
+        self.run_id = run_id
+        what = f"checkpoint of run {run_id!r}" if run_id is not None else "stored value"
+        super().__init__(
+            f"{what} under key {key!r} is corrupt: {reason}. It was left as it is; delete "
+            "the key (or restore it from a backup) to start over"
+        )
+
+    def for_run(self, run_id: str) -> CheckpointCorrupt:
+        """The same error, naming the run whose checkpoint it is."""
+        return CheckpointCorrupt(self.key, self.reason, run_id=run_id)
+
+
+class NotStorable(AgentkitError, TypeError):
+    """A value a store was asked to keep is not storable data.
+
+    Stores hold versioned JSON (see :mod:`agentkit.state.codec`), never pickles, so only
+    plain data and registered types can be kept. ``path`` locates the offending part
+    (``"$.result[2]"``) and ``type_name`` names its type.
+    """
+
+    def __init__(self, type_name: str, path: str = "$") -> None:
+        self.type_name = type_name
+        self.path = path
+        super().__init__(
+            f"cannot store {path}: a {type_name} is not storable. Stores keep JSON data: "
+            "None, bool, int, float, str, bytes, list, tuple, dict, set, frozenset, "
+            "datetime, date, time, timedelta, Decimal, UUID and agentkit's own values "
+            "(Message, ToolCall, Usage, media, ...). Return plain data from the tool, or "
+            "register the type with agentkit.state.codec.register(...)"
         )

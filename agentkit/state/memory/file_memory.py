@@ -123,15 +123,17 @@ class FileMemory:
         """Append each item to ``write_to`` as a ``- content`` line."""
         if not items:
             return
-        entry = await self.files.stat(self.write_to)
-        current = await self.files.read(self.write_to) if entry is not None else ""
-        if current and not current.endswith("\n"):
-            current += "\n"
         lines = "".join("- " + " ".join(item.content.split()) + "\n" for item in items)
-        new_text = current + lines
-        replacing = None if entry is None else entry.size
-        await check_write(self.files, self.write_to, new_text, self.limits, replacing=replacing)
-        await self.files.write(self.write_to, new_text)
+        # Under the tree's write lock, like FileTool's writes, so the limits hold.
+        async with self.files.exclusive() as files:
+            entry = await files.stat(self.write_to)
+            current = await files.read(self.write_to) if entry is not None else ""
+            if current and not current.endswith("\n"):
+                current += "\n"
+            new_text = current + lines
+            replacing = None if entry is None else entry.size
+            await check_write(files, self.write_to, new_text, self.limits, replacing=replacing)
+            await files.write(self.write_to, new_text)
 
     def __repr__(self) -> str:
         return f"FileMemory({self.files!r}, under={str(self.under)!r})"

@@ -1,4 +1,15 @@
-"""InMemoryStore: the process-local store, for tests and single-process runs."""
+"""InMemoryStore: the process-local store, for tests and single-process runs.
+
+Key-value entries and log entries go through the store codec (:mod:`agentkit.state.codec`)
+exactly as in a durable store: they are kept as JSON text and decoded on every read. That
+is where tool results land (idempotency records, memoized values), so a tool result a
+durable store could not keep fails here too, in the test, with the same
+:class:`NotStorable`, rather than first in production; and a value read back is a copy,
+as it is from a database. Versioned slots (checkpoints) are kept by reference: a run
+writes one after every step, and their contents are agentkit's own types built from
+text the model and tools already produced, so encoding each would double the cost of
+a run for little to catch.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentkit.core.contracts.errors import VersionConflict
+from agentkit.state.codec import dumps, loads
 
 __all__ = ["InMemoryStore"]
 
@@ -15,12 +27,14 @@ __all__ = ["InMemoryStore"]
 class InMemoryStore:
     """A dict with expiry, single-flight ``get_or_set`` and append-only logs.
 
-    Values are kept by reference. Expired entries are dropped when next read.
+    Key-value and log values are stored encoded, as a durable store keeps them;
+    checkpoints (versioned slots) by reference. Expired entries are dropped when next
+    read.
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._values: dict[str, tuple[Any, float | None]] = {}
-        self._logs: dict[str, list[Any]] = {}
+        self._values: dict[str, tuple[str, float | None]] = {}
+        self._logs: dict[str, list[str]] = {}
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._versioned: dict[str, tuple[Any, int]] = {}
         self._clock = clock
@@ -29,11 +43,11 @@ class InMemoryStore:
         entry = self._values.get(key)
         if entry is None:
             return False, None
-        value, expires = entry
+        text, expires = entry
         if expires is not None and self._clock() >= expires:
             del self._values[key]
             return False, None
-        return True, value
+        return True, loads(text, key=key)
 
     @staticmethod
     def _check_ttl(ttl: float | None) -> None:
@@ -50,7 +64,7 @@ class InMemoryStore:
 
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         """Store ``value``; with ``ttl`` seconds it expires."""
-        self._values[key] = (value, self._expiry(ttl))
+        self._values[key] = (dumps(value), self._expiry(ttl))
 
     async def get_or_set(
         self,
@@ -84,6 +98,7 @@ class InMemoryStore:
         self._inflight[key] = future
         try:
             value = await factory()
+            text = dumps(value)
         except Exception as error:
             future.set_exception(error)
             future.exception()  # retrieved: no "never retrieved" warning without waiters
@@ -95,7 +110,7 @@ class InMemoryStore:
             # The ttl runs from when the value is stored: timed from the claim, a factory
             # slower than its ttl would store a value already expired, and an idempotent
             # retry right after it would act a second time.
-            self._values[key] = (value, None if ttl is None else self._clock() + ttl)
+            self._values[key] = (text, None if ttl is None else self._clock() + ttl)
             future.set_result(value)
             return value, True
         finally:
@@ -103,17 +118,18 @@ class InMemoryStore:
 
     async def delete(self, key: str) -> bool:
         """Remove ``key``; True when something was there."""
-        found, _ = self._lookup(key)
-        self._values.pop(key, None)
-        return found
+        entry = self._values.pop(key, None)
+        return entry is not None and (entry[1] is None or self._clock() < entry[1])
 
     async def append(self, log: str, value: Any) -> None:
         """Append ``value`` to the log named ``log``."""
-        self._logs.setdefault(log, []).append(value)
+        self._logs.setdefault(log, []).append(dumps(value))
 
     async def list(self, log: str) -> tuple[Any, ...]:
         """Every value appended to ``log``, oldest first."""
-        return tuple(self._logs.get(log, ()))
+        return tuple(
+            loads(text, key=f"{log}[{index}]") for index, text in enumerate(self._logs.get(log, ()))
+        )
 
     async def get_versioned(self, key: str) -> tuple[Any, int]:
         """``(value, version)`` under ``key``; ``(None, 0)`` when never written."""

@@ -13,15 +13,16 @@ locks instead of failing. Atomicity across processes comes from SQLite itself:
   died is taken over at once when that process is gone from this machine, else once its
   lease expires.
 
-Values are pickled. The file is trusted like your own code: never open one from an
-untrusted source.
+Values are stored as versioned JSON (:mod:`agentkit.state.codec`), never pickled:
+whoever can write a row can make a read fail with :class:`CheckpointCorrupt`, but
+cannot make a worker import or run anything. A row that does not decode is left as it
+is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import pickle
 import socket
 import sqlite3
 import time
@@ -31,6 +32,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from agentkit.core.contracts.errors import VersionConflict
+from agentkit.state.codec import dumps, loads
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
 
 __all__ = ["SQLiteStore"]
@@ -38,12 +40,12 @@ __all__ = ["SQLiteStore"]
 _T = TypeVar("_T")
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value BLOB NOT NULL, expires REAL);
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires REAL);
 CREATE TABLE IF NOT EXISTS claims (key TEXT PRIMARY KEY, owner TEXT NOT NULL, lease REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS logs (id INTEGER PRIMARY KEY AUTOINCREMENT, log TEXT NOT NULL,
-                                 value BLOB NOT NULL);
+                                 value TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS logs_by_name ON logs (log, id);
-CREATE TABLE IF NOT EXISTS versioned (key TEXT PRIMARY KEY, value BLOB NOT NULL,
+CREATE TABLE IF NOT EXISTS versioned (key TEXT PRIMARY KEY, value TEXT NOT NULL,
                                       version INTEGER NOT NULL);
 """
 
@@ -121,7 +123,7 @@ class SQLiteStore:
         if expires is not None and time.time() >= expires:
             conn.execute("DELETE FROM kv WHERE key = ? AND expires = ?", (key, expires))
             return _MISSING
-        return pickle.loads(value)
+        return loads(value, key=key)
 
     async def get(self, key: str) -> Any | None:
         """The value under ``key``, or None when absent or expired."""
@@ -138,7 +140,7 @@ class SQLiteStore:
 
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         """Store ``value``; with ``ttl`` seconds it expires."""
-        blob = pickle.dumps(value)
+        blob = dumps(value)
         expires = self._expiry(ttl)
         await self._db(
             lambda c: c.execute(
@@ -151,9 +153,13 @@ class SQLiteStore:
         """Remove ``key``; True when something was there."""
 
         def remove(conn: sqlite3.Connection) -> bool:
-            present = self._read(conn, key) is not _MISSING
+            # Not decoded: deleting is how a corrupt row is cleared.
+            cursor = conn.execute(
+                "DELETE FROM kv WHERE key = ? AND (expires IS NULL OR expires > ?)",
+                (key, time.time()),
+            )
             conn.execute("DELETE FROM kv WHERE key = ?", (key,))
-            return present
+            return cursor.rowcount > 0
 
         return await self._db(remove)
 
@@ -181,7 +187,7 @@ class SQLiteStore:
             conn.execute("COMMIT")
 
     def _fulfil(
-        self, conn: sqlite3.Connection, key: str, blob: bytes, expires: float | None
+        self, conn: sqlite3.Connection, key: str, blob: str, expires: float | None
     ) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -228,7 +234,7 @@ class SQLiteStore:
         self._inflight[key] = future
         try:
             value = await factory()
-            blob = pickle.dumps(value)
+            blob = dumps(value)
             # The ttl runs from when the value is stored, not from when the work began.
             expires = self._expiry(ttl)
             await self._db(partial(self._fulfil, key=key, blob=blob, expires=expires))
@@ -250,7 +256,7 @@ class SQLiteStore:
 
     async def append(self, log: str, value: Any) -> None:
         """Append ``value`` to the log named ``log``."""
-        blob = pickle.dumps(value)
+        blob = dumps(value)
         await self._db(
             lambda c: c.execute("INSERT INTO logs (log, value) VALUES (?, ?)", (log, blob))
         )
@@ -259,10 +265,10 @@ class SQLiteStore:
         """Every value appended to ``log``, oldest first."""
         rows = await self._db(
             lambda c: c.execute(
-                "SELECT value FROM logs WHERE log = ? ORDER BY id", (log,)
+                "SELECT id, value FROM logs WHERE log = ? ORDER BY id", (log,)
             ).fetchall()
         )
-        return tuple(pickle.loads(r[0]) for r in rows)
+        return tuple(loads(value, key=f"{log}[{row_id}]") for row_id, value in rows)
 
     # -- versioned ------------------------------------------------------------------
 
@@ -275,7 +281,7 @@ class SQLiteStore:
         )
         if row is None:
             return None, 0
-        return pickle.loads(row[0]), int(row[1])
+        return loads(row[0], key=key), int(row[1])
 
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         """Write ``value`` if the version is still ``expected_version``; the new version.
@@ -283,7 +289,7 @@ class SQLiteStore:
         One statement either way, so the check and the write cannot be split by another
         process.
         """
-        blob = pickle.dumps(value)
+        blob = dumps(value)
 
         def write(conn: sqlite3.Connection) -> int:
             if expected_version == 0:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentkit.tools.files.errors import FileLimitExceeded, FileToolError, format_size
-from agentkit.tools.files.paths import MemoryPath
+from agentkit.tools.files.paths import DEPTH_CEILING, MAX_DEPTH, MemoryPath
 from agentkit.tools.files.ports import Files
 
 __all__ = [
@@ -41,12 +41,22 @@ class FileLimits:
     """The most all files together may hold."""
     max_files: int = 1000
     """The most files the tree may hold (directories are not counted)."""
+    max_depth: int = MAX_DEPTH
+    """The most names a path may have below ``/memories`` (at most 64)."""
 
     def __post_init__(self) -> None:
         for name in ("max_file_bytes", "max_total_bytes", "max_files"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"FileLimits.{name} must be a positive integer, got {value!r}")
+        depth = self.max_depth
+        if isinstance(depth, bool) or not isinstance(depth, int) or not (
+            1 <= depth <= DEPTH_CEILING
+        ):
+            raise ValueError(
+                f"FileLimits.max_depth must be an integer from 1 to {DEPTH_CEILING}, "
+                f"got {depth!r}"
+            )
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -94,7 +104,12 @@ async def check_write(
 ) -> None:
     """Refuse (:class:`FileLimitExceeded`) a write of ``text`` to ``path`` that would
     cross a limit; ``replacing`` is the size of the file it overwrites, None for a new
-    file. A write that shrinks a file is allowed even when the total is over."""
+    file. A write that shrinks a file is allowed even when the total is over.
+
+    The check and the write it guards must run inside one ``files.exclusive()`` span, or
+    another writer may take the room between them."""
+    if len(path.parts) > limits.max_depth:
+        raise FileLimitExceeded(str(path), "depth", limits.max_depth, len(path.parts))
     size = len(text.encode("utf-8"))
     if size > limits.max_file_bytes:
         raise FileLimitExceeded(str(path), "file_bytes", limits.max_file_bytes, size)
@@ -240,11 +255,34 @@ async def delete(files: Files, path: MemoryPath) -> str:
     return f"Successfully deleted {path}"
 
 
-async def rename(files: Files, old: MemoryPath, new: MemoryPath) -> str:
-    """Move a file or directory; the destination must not exist."""
+async def _check_move(
+    files: Files, old: MemoryPath, new: MemoryPath, kind: str, limits: FileLimits
+) -> None:
+    """Refuse a move that would put anything below ``old`` deeper than ``max_depth``.
+    A move that makes nothing deeper is always allowed, so an over-deep tree can be
+    tidied up."""
+    if len(new.parts) <= len(old.parts):
+        return
+    below = 0
+    if kind == "directory":
+        below = max(
+            (len(e.path.parts) - len(old.parts) for e in await files.listing(old, None)),
+            default=0,
+        )
+    deepest = len(new.parts) + below
+    if deepest > limits.max_depth:
+        raise FileLimitExceeded(
+            str(new), "depth", limits.max_depth, deepest, moving=str(old)
+        )
+
+
+async def rename(files: Files, old: MemoryPath, new: MemoryPath, limits: FileLimits) -> str:
+    """Move a file or directory; the destination must not exist, and nothing it holds may
+    end up deeper than the depth limit."""
     if old.is_root:
         raise FileToolError("Cannot rename the /memories directory itself", path=str(old))
-    if await files.stat(old) is None:
+    entry = await files.stat(old)
+    if entry is None:
         raise FileToolError(f"The path {old} does not exist", path=str(old))
     if await files.stat(new) is not None:
         raise FileToolError(f"The destination {new} already exists", path=str(new))
@@ -253,6 +291,7 @@ async def rename(files: Files, old: MemoryPath, new: MemoryPath) -> str:
             f"Cannot move {old} into itself ({new}); choose a destination outside it.",
             path=str(new),
         )
+    await _check_move(files, old, new, entry.kind, limits)
     try:
         await files.rename(old, new)
     except FileNotFoundError:

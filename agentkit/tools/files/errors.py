@@ -4,7 +4,7 @@
 
     FileToolError (AgentkitError)      the command failed; the message is the tool result
     ├── PathRefused (ValueError)       the path is not a safe place inside /memories
-    └── FileLimitExceeded              the write would cross a configured limit
+    └── FileLimitExceeded              the write or move would cross a configured limit
 
 They are tool errors, not argument errors: the arguments had the right shape, but the
 file system (or the safety rules around it) said no. The agent loop renders the message
@@ -19,7 +19,7 @@ from agentkit.core.contracts.errors import AgentkitError
 
 __all__ = ["FileLimitExceeded", "FileToolError", "PathRefused", "format_size"]
 
-LimitName = Literal["file_bytes", "total_bytes", "files"]
+LimitName = Literal["file_bytes", "total_bytes", "files", "depth"]
 
 
 def format_size(size: int) -> str:
@@ -59,16 +59,40 @@ class PathRefused(FileToolError, ValueError):
 
 
 class FileLimitExceeded(FileToolError):
-    """A write that would take a file, or the whole memory directory, over a limit.
+    """A write or a move that would take a file, or the whole memory directory, over a limit.
 
-    ``limit`` names the limit, ``maximum`` is its value and ``would_be`` what the write
-    would have made it; nothing was written.
+    ``limit`` names the limit, ``maximum`` is its value and ``would_be`` what the command
+    would have made it; nothing was written or moved. For a refused move ``path`` is the
+    destination and ``moving`` what was to be moved.
     """
 
-    def __init__(self, path: str, limit: LimitName, maximum: int, would_be: int) -> None:
+    def __init__(
+        self,
+        path: str,
+        limit: LimitName,
+        maximum: int,
+        would_be: int,
+        *,
+        moving: str | None = None,
+    ) -> None:
         self.limit = limit
         self.maximum = maximum
         self.would_be = would_be
+        self.moving = moving
+        if limit == "depth":
+            if moving is not None:
+                message = (
+                    f"Cannot move {moving} to {path}: what it holds would reach {would_be} "
+                    f"levels below /memories, over the limit of {maximum}. Choose a "
+                    "destination nearer /memories."
+                )
+            else:
+                message = (
+                    f"Cannot write {path}: it would be {would_be} levels below /memories, over "
+                    f"the limit of {maximum}. Choose a shallower path."
+                )
+            super().__init__(message, path=path)
+            return
         if limit == "file_bytes":
             detail = (
                 f"the file would be {format_size(would_be)} ({would_be} bytes), over the "

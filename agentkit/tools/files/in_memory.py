@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 
 from agentkit.tools.files.paths import ROOT, MemoryPath, parse_path
-from agentkit.tools.files.ports import FileEntry, FileUsage
+from agentkit.tools.files.ports import FileEntry, Files, FileUsage
 
 __all__ = ["InMemoryFiles"]
 
@@ -19,17 +21,30 @@ class InMemoryFiles:
     """A process-local note tree, gone when the process ends.
 
     ``InMemoryFiles({"/memories/prefs.md": "Prefers tea."})`` starts with those files.
-    Every method completes without awaiting anything, so each is atomic on the event loop.
+    Every method completes without awaiting anything, so each is atomic on the event loop;
+    :meth:`exclusive` is an :class:`asyncio.Lock`, for the span of a whole command. Use
+    one from one event loop at a time.
     """
 
-    __slots__ = ("_dirs", "_files", "_sizes")
+    __slots__ = ("_dirs", "_files", "_lock", "_lock_loop", "_sizes")
 
     def __init__(self, files: Mapping[str, str] | None = None) -> None:
         self._files: dict[MemoryPath, str] = {}
         self._sizes: dict[MemoryPath, int] = {}
         self._dirs: set[MemoryPath] = {ROOT}
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
         for raw, text in (files or {}).items():
             self._put(parse_path(raw), text, exclusive=True)
+
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[Files]:
+        """Hold this tree's lock for the block; blocks on this object run one at a time."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        async with self._lock:
+            yield self
 
     def _kind(self, path: MemoryPath) -> str | None:
         if path in self._files:

@@ -1,10 +1,19 @@
-"""LocalFiles: the note tree in a directory on disk, safe against links and crashes.
+"""LocalFiles: the note tree in a directory on disk, safe against links, races and crashes.
 
-The directory *is* ``/memories``. Every operation walks from it one name at a time with
-directory file descriptors, opening each step with ``O_NOFOLLOW``, so a symbolic link
-anywhere on the way is refused by the kernel at the moment of use — there is no window
-between "checked" and "opened" for a swapped-in link to slip through. A regular file
-with more than one hard link is refused too: its other name may be outside.
+The directory *is* ``/memories``. It is opened once, at construction, and the descriptor
+is kept: every operation starts from that descriptor, never from the directory's path,
+so renaming the directory or any of its ancestors, or swapping one of them for a
+symbolic link, cannot redirect anything afterwards. Below it every operation walks one
+name at a time with directory descriptors, opening each step with ``O_NOFOLLOW |
+O_DIRECTORY``, so a symbolic link anywhere on the way is refused by the kernel at the
+moment of use — there is no window between "checked" and "opened" for a swapped-in link
+to slip through. A regular file with more than one hard link is refused too: its other
+name may be outside.
+
+Writers of one tree take turns through an ``flock`` on the hidden file ``.lock`` in the
+directory (:meth:`LocalFiles.exclusive`, see :mod:`agentkit.tools.files._write_lock`),
+which holds across objects, threads and processes, and is released by the kernel if its
+holder dies.
 
 Writes go to a hidden temporary file in the same directory, are flushed to disk, and
 then renamed over the target (or, for ``create``, hard-linked into place, which fails
@@ -21,17 +30,25 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+import threading
+import weakref
+from collections.abc import AsyncIterator, Iterator
 
+from agentkit.tools.files._write_lock import write_lock
 from agentkit.tools.files.errors import PathRefused
-from agentkit.tools.files.paths import MAX_DEPTH, ROOT, MemoryPath, check_name
-from agentkit.tools.files.ports import FileEntry, FileUsage
+from agentkit.tools.files.paths import ROOT, MemoryPath, check_name
+from agentkit.tools.files.ports import FileEntry, Files, FileUsage
 
 __all__ = ["LocalFiles"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+def _close_all(held: list[int]) -> None:
+    for fd in held:
+        if fd >= 0:
+            os.close(fd)
+    held.clear()
 
 
 def _refuse_symlink(path: MemoryPath, st: os.stat_result) -> None:
@@ -67,6 +84,72 @@ def _remove_tree(parent: int, name: str) -> None:
     os.rmdir(name, dir_fd=parent)
 
 
+def _children(fd: int, path: MemoryPath) -> Iterator[tuple[MemoryPath, os.stat_result]]:
+    """The entries of the open directory ``fd``, names sorted, with their ``lstat``.
+    Hidden and unaddressable names are skipped: the model could not use them anyway."""
+    found: list[tuple[str, os.DirEntry[str]]] = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                name = check_name(entry.name, f"{path}/{entry.name}")
+            except PathRefused:
+                continue
+            if name == entry.name:
+                found.append((name, entry))
+    for name, entry in sorted(found, key=lambda pair: pair[0]):
+        try:
+            yield MemoryPath((*path.parts, name)), entry.stat(follow_symlinks=False)
+        except OSError:
+            continue  # removed since the scan
+
+
+def _scan(top: int, path: MemoryPath) -> list[FileEntry]:
+    """Every file and directory below the open directory ``top``, however deep,
+    depth-first with each directory before its contents and sized by all of them.
+    Links, special files and files with other hard links are skipped.
+
+    Iterative, so no depth exhausts the interpreter's stack; it holds one descriptor
+    per level it is inside.
+    """
+    found: list[tuple[MemoryPath, bool, int]] = []  # (path, is_file, size)
+    stack: list[tuple[int, Iterator[tuple[MemoryPath, os.stat_result]]]] = [
+        (top, _children(top, path))
+    ]
+    try:
+        while stack:
+            fd, children = stack[-1]
+            for child, st in children:
+                if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                    found.append((child, True, st.st_size))
+                elif stat.S_ISDIR(st.st_mode):
+                    try:
+                        sub = os.open(child.name, _DIR_FLAGS, dir_fd=fd)
+                    except OSError:
+                        continue  # swapped for a link or removed since the scan
+                    found.append((child, False, 0))
+                    stack.append((sub, _children(sub, child)))
+                    break
+            else:
+                stack.pop()
+                if fd != top:
+                    os.close(fd)
+    finally:
+        for fd, _ in stack:
+            if fd != top:
+                os.close(fd)
+    sizes: dict[MemoryPath, int] = {}
+    for child, is_file, size in found:
+        if is_file:
+            for cut in range(len(path.parts) + 1, len(child.parts)):
+                parent = MemoryPath(child.parts[:cut])
+                sizes[parent] = sizes.get(parent, 0) + size
+    return [
+        FileEntry(child, "file", size) if is_file
+        else FileEntry(child, "directory", sizes.get(child, 0))
+        for child, is_file, size in found
+    ]
+
+
 class _Dir:
     """An open directory descriptor, closed on exit."""
 
@@ -85,11 +168,14 @@ class _Dir:
 class LocalFiles:
     """A :class:`~agentkit.tools.files.Files` backend over ``directory`` (created if missing).
 
-    Symbolic links in ``directory``'s own path are resolved once, here; everything below
-    it is refused if it is a link.
+    Symbolic links in ``directory``'s own path are resolved once, here, and the directory
+    is opened and kept open from then on (with its parent, so a directory removed from
+    under the tool can be made again in the same place); everything below it is refused
+    if it is a link. :meth:`close` releases the two descriptors (so does garbage
+    collection).
     """
 
-    __slots__ = ("directory",)
+    __slots__ = ("__weakref__", "_finalizer", "_held", "_key", "_name", "_reopen", "directory")
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         path = os.path.realpath(os.fspath(directory))
@@ -97,16 +183,54 @@ class LocalFiles:
         if not os.path.isdir(path):
             raise NotADirectoryError(errno.ENOTDIR, "LocalFiles needs a directory", path)
         self.directory = path
+        parent_path, self._name = os.path.split(path)
+        held: list[int] = []
+        try:
+            if self._name:
+                parent = os.open(parent_path, _DIR_FLAGS)
+                held.append(parent)
+                root = os.open(self._name, _DIR_FLAGS, dir_fd=parent)
+            else:  # the file-system root: there is no parent to make it again in
+                parent, root = -1, os.open(path, _DIR_FLAGS)
+        except BaseException:
+            _close_all(held)
+            raise
+        self._held = [root, parent]
+        st = os.fstat(root)
+        self._key = (st.st_dev, st.st_ino)
+        self._reopen = threading.Lock()
+        self._finalizer = weakref.finalize(self, _close_all, self._held)
+
+    def close(self) -> None:
+        """Close the directory descriptors; later calls raise :class:`RuntimeError`."""
+        self._finalizer()
 
     # -- walking ---------------------------------------------------------------------
 
     def _open_root(self) -> int:
-        try:
-            return os.open(self.directory, _DIR_FLAGS)
-        except FileNotFoundError:
-            # Removed from under us: start an empty tree again rather than fail every call.
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            return os.open(self.directory, _DIR_FLAGS)
+        """A new descriptor of the directory opened at construction."""
+        with self._reopen:
+            if not self._held:
+                raise RuntimeError(f"{self!r} is closed")
+            root, parent = self._held
+            if os.fstat(root).st_nlink == 0 and parent >= 0:
+                # Removed from under us: start an empty tree again, in the same parent,
+                # which was also held open since construction.
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(self._name, 0o700, dir_fd=parent)
+                try:
+                    fresh = os.open(self._name, _DIR_FLAGS, dir_fd=parent)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        raise PathRefused(
+                            str(ROOT), f"the removed memory directory {self.directory} "
+                            "was replaced by something that is not a directory"
+                        ) from None
+                    raise
+                os.close(root)
+                self._held[0] = root = fresh
+            # A new open file (not a dup), so concurrent scans keep their own position.
+            return os.open(".", _DIR_FLAGS, dir_fd=root)
 
     def _open_dir(self, path: MemoryPath, *, create: bool = False) -> _Dir:
         """Open the directory ``path``, one ``O_NOFOLLOW`` step at a time from the root."""
@@ -139,6 +263,12 @@ class LocalFiles:
             raise
         return _Dir(fd)
 
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[Files]:
+        """Hold the tree's write lock (``flock`` on ``.lock``) for the block."""
+        async with write_lock(self._open_root, self._key):
+            yield self
+
     @staticmethod
     def _lstat(dir_fd: int, path: MemoryPath) -> os.stat_result | None:
         try:
@@ -159,44 +289,12 @@ class LocalFiles:
         except (FileNotFoundError, NotADirectoryError):
             return None
 
-    def _walk(self, fd: int, path: MemoryPath) -> Iterator[FileEntry]:
-        """Every entry below the open directory ``fd``. Links, special files, hidden and
-        unaddressable names are skipped: the model could not use them anyway."""
-        if len(path.parts) >= MAX_DEPTH:
-            return
-        found: list[tuple[str, os.DirEntry[str]]] = []
-        with os.scandir(fd) as entries:
-            for entry in entries:
-                try:
-                    name = check_name(entry.name, f"{path}/{entry.name}")
-                except PathRefused:
-                    continue
-                if name == entry.name:
-                    found.append((name, entry))
-        for name, entry in sorted(found, key=lambda pair: pair[0]):
-            child = MemoryPath((*path.parts, name))
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue  # removed since the scan
-            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
-                yield FileEntry(child, "file", st.st_size)
-            elif stat.S_ISDIR(st.st_mode):
-                try:
-                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError:
-                    continue  # swapped for a link or removed since the scan
-                with _Dir(sub):
-                    below = list(self._walk(sub, child))
-                yield FileEntry(child, "directory", sum(e.size for e in below if e.kind == "file"))
-                yield from below
-
     def _tree(self, path: MemoryPath, depth: int | None) -> tuple[FileEntry, ...]:
         """Entries below the directory ``path`` within ``depth`` levels; the directory
         sizes still count every level."""
         with self._open_dir(path) as fd:
             return tuple(
-                e for e in self._walk(fd, path)
+                e for e in _scan(fd, path)
                 if depth is None or len(e.path.parts) - len(path.parts) <= depth
             )
 

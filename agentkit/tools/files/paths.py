@@ -13,7 +13,7 @@ rather than trusted:
   invisible formatting characters (bidi overrides, zero-width joiners) and lone
   surrogates (``\\udc2e`` would be written to disk as the byte ``.``);
 - names with leading or trailing whitespace, names over 255 bytes, paths deeper than
-  :data:`MAX_DEPTH`.
+  the depth limit (:data:`MAX_DEPTH` unless the caller sets another).
 
 Accepted names are NFC-normalised, so the same text typed two ways is one file.
 Symbolic and hard links are a matter for the disk backend (``LocalFiles``), which
@@ -28,10 +28,13 @@ from dataclasses import dataclass
 
 from agentkit.tools.files.errors import PathRefused
 
-__all__ = ["MAX_DEPTH", "ROOT", "MemoryPath", "check_name", "parse_path"]
+__all__ = ["DEPTH_CEILING", "MAX_DEPTH", "ROOT", "MemoryPath", "check_name", "parse_path"]
 
 MAX_DEPTH = 16
-"""The most names a path may have below ``/memories``."""
+"""The most names a path may have below ``/memories``, unless configured otherwise."""
+
+DEPTH_CEILING = 64
+"""The highest depth limit that may be configured."""
 
 _MAX_NAME_BYTES = 255
 _PREFIX = "/memories"
@@ -88,9 +91,10 @@ ROOT = MemoryPath()
 """``/memories``."""
 
 
-def parse_path(raw: str) -> MemoryPath:
+def parse_path(raw: str, *, max_depth: int = MAX_DEPTH) -> MemoryPath:
     """The :class:`MemoryPath` ``raw`` names; :class:`PathRefused` when it is not a plain
-    path inside ``/memories``. A trailing ``/`` and repeated ``/`` are tolerated."""
+    path inside ``/memories`` at most ``max_depth`` names deep. A trailing ``/`` and
+    repeated ``/`` are tolerated."""
     _check_characters(raw)
     if raw != _PREFIX and not raw.startswith(_PREFIX + "/"):
         raise PathRefused(
@@ -98,8 +102,8 @@ def parse_path(raw: str) -> MemoryPath:
             "e.g. /memories/notes.md"
         )
     names = [name for name in raw[len(_PREFIX):].split("/") if name]
-    if len(names) > MAX_DEPTH:
-        raise PathRefused(raw, f"it is {len(names)} levels deep, over the limit of {MAX_DEPTH}")
+    if len(names) > max_depth:
+        raise PathRefused(raw, f"it is {len(names)} levels deep, over the limit of {max_depth}")
     return MemoryPath(tuple(check_name(name, raw) for name in names))
 
 

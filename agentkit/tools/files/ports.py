@@ -5,6 +5,12 @@ six commands, their wording, the limits and the path rules all live above it
 (:mod:`agentkit.tools.files.commands`, :mod:`agentkit.tools.files.paths`), so every
 backend behaves the same to the model.
 
+Limits hold because every command that writes runs inside one :meth:`Files.exclusive`
+span: the limit check (which counts the whole tree with :meth:`Files.usage`, or measures
+a moved subtree with :meth:`Files.listing`) and the write it guards happen under one
+lock that no other writer of the same tree — another object, thread or process — can
+hold at the same time.
+
 Backends report ordinary conditions with the builtin exceptions a file system would
 raise — :class:`FileNotFoundError`, :class:`FileExistsError`, :class:`IsADirectoryError`,
 :class:`NotADirectoryError` (``filename`` set to the memory path concerned) — and a path
@@ -14,6 +20,7 @@ they will not touch (a symbolic link, a file with other hard links) with
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -51,8 +58,22 @@ class Files(Protocol):
     """A note tree: text files in directories, all below ``/memories``.
 
     Writes are atomic: a reader (or a crash) sees the old text or the new, never a mix.
-    Hidden names (starting with ``.``) are never listed or counted.
+    Hidden names (starting with ``.``) are never listed or counted. ``listing`` and
+    ``usage`` see every file, however deep it lies.
     """
+
+    def exclusive(self) -> AbstractAsyncContextManager[Files]:
+        """The tree's write lock, held for the ``async with`` block, which gets a
+        :class:`Files` to work through.
+
+        While one block holds it, no other ``exclusive()`` block on the same tree runs —
+        whether it was entered through this object, another object over the same
+        storage, or another process. Operations outside any block are not held back
+        (except where a backend must, to keep its own connection consistent). Blocks do
+        not nest. A backend that can (SQL) makes the block one transaction, rolled back
+        when the block raises.
+        """
+        ...
 
     async def stat(self, path: MemoryPath) -> FileEntry | None:
         """The entry at ``path``, or None when nothing is there."""
@@ -82,5 +103,5 @@ class Files(Protocol):
         ...
 
     async def usage(self) -> FileUsage:
-        """How many files the tree holds and how many bytes they take."""
+        """How many files the tree holds and how many bytes they take, at any depth."""
         ...

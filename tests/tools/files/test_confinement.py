@@ -492,3 +492,73 @@ async def test_a_rename_racing_a_link_swap_never_moves_a_file_outside(
         thread.join()
 
     assert sorted(p.name for p in outside.iterdir()) == ["nested", "secret.txt"]
+
+
+
+async def test_a_lock_file_that_is_a_link_is_refused_and_not_followed(
+    disk: tuple[FileTool, Path, Path],
+) -> None:
+    """The write lock lives in /memories/.lock; a link planted there stops every write."""
+    tool, root, outside = disk
+    (root / ".lock").symlink_to(outside / "secret.txt")
+
+    for args in _slots("/memories/notes.md")[1:]:
+        assert await _refused(tool, args) == (
+            "Path /memories/.lock is refused: the lock file is not a regular file"
+        )
+    assert (root / "notes.md").read_text() == "plain notes\n"
+
+# -- the memory directory's own path changed after construction ----------------------------
+
+
+@pytest.mark.parametrize("swapped", ["ancestor", "memory-directory"])
+async def test_a_path_component_swapped_for_a_link_after_construction_redirects_nothing(
+    tmp_path: Path, swapped: str
+) -> None:
+    """LocalFiles is built over home/a/memories; then an ancestor (home/a), or the memory
+    directory itself, is moved aside and a link to a look-alike tree elsewhere put in its
+    place. Every command must still work on the directory opened at construction, and
+    nothing in the look-alike tree may be read or changed."""
+    home = tmp_path / "home"
+    tool = FileTool(LocalFiles(home / "a" / "memories"))
+    await tool.run({"command": "create", "path": "/memories/notes.md",
+                    "file_text": "plain notes\n"}, None)
+    await tool.run({"command": "create", "path": "/memories/d/inner.md",
+                    "file_text": "inner\n"}, None)
+    evil = tmp_path / "evil"
+    (evil / "memories" / "d").mkdir(parents=True)
+    (evil / "memories" / "notes.md").write_bytes(SECRET)
+    (evil / "memories" / "d" / "inner.md").write_bytes(SECRET)
+    before = snapshot(evil)
+    if swapped == "ancestor":
+        os.rename(home / "a", home / "parked")
+        os.symlink(evil, home / "a")
+        real = home / "parked" / "memories"
+    else:
+        os.rename(home / "a" / "memories", home / "a" / "parked")
+        os.symlink(evil / "memories", home / "a" / "memories")
+        real = home / "a" / "parked"
+
+    results = [await tool.run(args, None) for args in [
+        {"command": "view", "path": "/memories"},
+        {"command": "view", "path": "/memories/notes.md"},
+        {"command": "create", "path": "/memories/new.md", "file_text": "new\n"},
+        {"command": "str_replace", "path": "/memories/notes.md", "old_str": "plain",
+         "new_str": "edited"},
+        {"command": "insert", "path": "/memories/notes.md", "insert_line": 0,
+         "insert_text": "top"},
+        {"command": "rename", "old_path": "/memories/new.md", "new_path": "/memories/d/new.md"},
+        {"command": "delete", "path": "/memories/d/inner.md"},
+    ]]
+
+    assert snapshot(evil) == before
+    assert results[:2] == [
+        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden "
+        "items:\n18B\t/memories\n6B\t/memories/d/\n6B\t/memories/d/inner.md\n"
+        "12B\t/memories/notes.md",
+        "Here's the content of /memories/notes.md with line numbers:\n     1\tplain notes\n"
+        "     2\t",
+    ]
+    assert (real / "notes.md").read_text() == "top\nedited notes\n"
+    assert sorted(os.listdir(real / "d")) == ["new.md"]
+    assert (real / "d" / "new.md").read_text() == "new\n"

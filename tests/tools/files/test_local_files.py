@@ -4,6 +4,7 @@ never half), new files are private, and odd things found on disk are handled."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -13,7 +14,14 @@ from typing import Any
 import pytest
 
 from agentkit.tools import FileTool, LocalFiles
-from agentkit.tools.files import ROOT, FileToolError, PathRefused, parse_path
+from agentkit.tools.files import (
+    ROOT,
+    FileLimitExceeded,
+    FileToolError,
+    FileUsage,
+    PathRefused,
+    parse_path,
+)
 
 
 async def call(tool: FileTool, **args: Any) -> str:
@@ -71,7 +79,7 @@ async def test_a_failed_write_leaves_the_old_text_and_no_temporary_file(
     monkeypatch.undo()
 
     assert (root / "n.md").read_text() == "old text\n"
-    assert os.listdir(root) == ["n.md"]
+    assert sorted(os.listdir(root)) == [".lock", "n.md"]  # the write lock, no temporary file
 
 
 async def test_a_failed_create_leaves_nothing_behind(
@@ -85,7 +93,7 @@ async def test_a_failed_create_leaves_nothing_behind(
         await call(tool, command="create", path="/memories/n.md", file_text="x")
     monkeypatch.undo()
 
-    assert os.listdir(root) == []
+    assert os.listdir(root) == [".lock"]  # the write lock, nothing else
 
 
 _CRASH = """
@@ -151,14 +159,17 @@ async def test_a_memory_directory_removed_from_under_the_tool_is_started_again(
     tool: FileTool, root: Path
 ) -> None:
     await call(tool, command="create", path="/memories/n.md", file_text="x")
-    (root / "n.md").unlink()
-    root.rmdir()
+    shutil.rmtree(root)
 
     assert await call(tool, command="view", path="/memories") == (
         "Here're the files and directories up to 2 levels deep in /memories, excluding hidden "
         "items:\n0B\t/memories"
     )
     assert root.is_dir()
+    assert await call(tool, command="create", path="/memories/m.md", file_text="y") == (
+        "File created successfully at: /memories/m.md"
+    )
+    assert (root / "m.md").read_text() == "y"
 
 
 async def test_notes_written_by_one_instance_are_read_by_another(root: Path) -> None:
@@ -169,3 +180,37 @@ async def test_notes_written_by_one_instance_are_read_by_another(root: Path) -> 
     assert "     1\tkept" in await FileTool(LocalFiles(root)).run(
         {"command": "view", "path": "/memories/n.md"}, None
     )
+
+
+async def test_files_deeper_than_the_depth_limit_still_count(tool: FileTool, root: Path) -> None:
+    """Files put on disk 18 levels deep (by hand, or by an older version) are counted by
+    every limit, sized in listings, and removed with their ancestor."""
+    deep = root.joinpath(*(f"d{i}" for i in range(1, 18)))
+    deep.mkdir(parents=True)
+    for n in range(12):
+        (deep / f"f{n:02}.md").write_text("n" * 4000)
+    limited = FileTool(tool.backend, max_files=12)
+
+    assert await tool.backend.usage() == FileUsage(12, 48_000)
+    assert await call(tool, command="view", path="/memories") == (
+        "Here're the files and directories up to 2 levels deep in /memories, excluding hidden "
+        "items:\n46.9K\t/memories\n46.9K\t/memories/d1/\n46.9K\t/memories/d1/d2/"
+    )
+    with pytest.raises(FileLimitExceeded) as caught:
+        await call(limited, command="create", path="/memories/n.md", file_text="x")
+    assert caught.value.would_be == 13
+    assert await call(tool, command="delete", path="/memories/d1/d2") == (
+        "Successfully deleted /memories/d1/d2"
+    )
+    assert os.listdir(root / "d1") == []
+    assert await tool.backend.usage() == FileUsage(0, 0)
+
+
+async def test_a_closed_backend_refuses_work(root: Path) -> None:
+    files = LocalFiles(root)
+    files.close()
+    files.close()
+
+    with pytest.raises(RuntimeError) as caught:
+        await files.usage()
+    assert str(caught.value) == f"LocalFiles({str(root)!r}) is closed"

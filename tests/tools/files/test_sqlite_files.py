@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from agentkit.state.stores.sqlite import SQLiteStore
 from agentkit.tools import FileTool, SQLiteFiles
-from agentkit.tools.files import ROOT, FileEntry, parse_path
+from agentkit.tools.files import ROOT, FileEntry, FileUsage, parse_path
 
 
 async def test_it_shares_the_file_of_a_sqlite_store(tmp_path: Path) -> None:
@@ -66,3 +67,26 @@ async def test_a_closed_backend_refuses_work(tmp_path: Path) -> None:
 
     with pytest.raises(RuntimeError, match="is closed"):
         await files.usage()
+
+
+async def test_an_exclusive_block_is_one_transaction(tmp_path: Path) -> None:
+    """Committed when the block ends, rolled back when it raises; other calls on the
+    same object wait for the block instead of joining its transaction."""
+    async with SQLiteFiles(tmp_path / "s.db") as files:
+        with pytest.raises(RuntimeError, match="boom"):
+            async with files.exclusive() as tx:
+                await tx.write(parse_path("/memories/a/n.md"), "lost")
+                raise RuntimeError("boom")
+        assert await files.listing(ROOT, None) == ()
+
+        async with files.exclusive() as tx:
+            await tx.write(parse_path("/memories/k.md"), "kept")
+            waiting = asyncio.ensure_future(files.usage())  # would fail inside the block
+        assert await waiting == FileUsage(1, 4)
+
+        with pytest.raises(RuntimeError) as caught:
+            await tx.usage()
+        assert str(caught.value) == (
+            f"{files!r} was used after its exclusive() block ended; use the object "
+            "exclusive() was called on instead"
+        )
