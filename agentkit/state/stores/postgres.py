@@ -15,8 +15,12 @@ default), created on first use. The guarantees come from the server, not from us
 - Expiry is judged by the server's clock, so hosts with skewed clocks agree. Expired
   rows are invisible at once, and deleted on a later write or by :meth:`vacuum`.
 
-Values are stored as text in agentkit's versioned JSON format, never pickled: a row
-written by anyone with access to the database is data, not code.
+Values are stored as agentkit's versioned JSON (:mod:`agentkit.state.codec`), never
+pickled: a row written by anyone with access to the database is data, not code, and one
+that does not decode raises :class:`CheckpointCorrupt` and is left as it is. The column
+is ``text``, not ``jsonb``: the codec's output is kept byte for byte (``jsonb`` would
+reorder keys and refuses the ``\u0000`` escapes a Python string may need), and the
+server spends nothing parsing values it never queries into.
 
 The driver is asyncpg (``pip install "agentkit-framework[postgres]"``), imported on
 first use. Connection poolers in transaction mode (PgBouncer) break session advisory
@@ -27,13 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import VersionConflict
+from agentkit.state.codec import dumps, loads
 
 if TYPE_CHECKING:
     import asyncpg
@@ -89,15 +93,6 @@ def lock_id(*parts: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-# Serialisation is isolated here so the store follows agentkit's one value format.
-def _encode(value: Any) -> str:
-    return json.dumps(value)
-
-
-def _decode(text: str, key: str) -> Any:
-    return json.loads(text)
-
-
 async def _no_reset(connection: asyncpg.Connection) -> None:
     # asyncpg's default reset costs a round trip per release; nothing we run leaves
     # session state behind (advisory locks are released explicitly, or the connection
@@ -147,7 +142,7 @@ class PostgresStore:
             ),
             "delete": f"DELETE FROM {s}.kv WHERE key = $1 RETURNING {_LIVE}",
             "append": f"INSERT INTO {s}.logs (log, value) VALUES ($1, $2)",
-            "list": f"SELECT value FROM {s}.logs WHERE log = $1 ORDER BY id",
+            "list": f"SELECT id, value FROM {s}.logs WHERE log = $1 ORDER BY id",
             "get_versioned": f"SELECT value, version FROM {s}.versioned WHERE key = $1",
             "create_versioned": (
                 f"WITH written AS (INSERT INTO {s}.versioned (key, value, version) "
@@ -170,6 +165,12 @@ class PostgresStore:
         }
 
     # -- connections --------------------------------------------------------------------
+
+    async def connections(self) -> asyncpg.Pool:
+        """The store's connection pool, opened (and its schema brought up to date) on
+        first use: for components that keep tables of their own in the store's schema,
+        such as :class:`~agentkit.tools.files.postgres.PostgresFiles`."""
+        return await self._ready()
 
     async def _ready(self) -> asyncpg.Pool:
         if self._closed:
@@ -232,7 +233,7 @@ class PostgresStore:
         """The value under ``key``, or None when absent or expired."""
         pool = await self._ready()
         text = await pool.fetchval(self._sql["get"], key)
-        return None if text is None else _decode(text, key)
+        return None if text is None else loads(text, key=key)
 
     @staticmethod
     def _check_ttl(ttl: float | None) -> float | None:
@@ -243,7 +244,7 @@ class PostgresStore:
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         """Store ``value``; with ``ttl`` seconds it expires."""
         seconds = self._check_ttl(ttl)
-        text = _encode(value)
+        text = dumps(value)
         pool = await self._ready()
         await pool.execute(self._sql["set"], key, text, seconds)
         await self._after_write(pool)
@@ -290,8 +291,16 @@ class PostgresStore:
                 raise
             try:
                 yield connection
+            except Exception:
+                # The factory failed: let go of the key so the next caller tries.
+                try:
+                    await connection.execute("SELECT pg_advisory_unlock($1)", lock)
+                except BaseException:
+                    connection.terminate()
+                    raise
+                raise
             except BaseException:
-                connection.terminate()
+                connection.terminate()  # cancelled: end the session, which lets go
                 raise
             try:
                 await connection.execute("SELECT pg_advisory_unlock($1)", lock)
@@ -324,7 +333,7 @@ class PostgresStore:
             pool = await self._ready()
             text = await pool.fetchval(self._sql["get"], key)
             if text is not None:
-                return _decode(text, key), False
+                return loads(text, key=key), False
             if key not in self._inflight:
                 break
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
@@ -334,12 +343,12 @@ class PostgresStore:
                 # Read again under the lock: whoever held it before may have stored it.
                 text = await connection.fetchval(self._sql["get"], key)
                 if text is not None:
-                    value, created = _decode(text, key), False
+                    value, created = loads(text, key=key), False
                 else:
                     value = await factory()
                     # Stored before the lock is released, so the next holder sees it;
                     # the ttl runs from here, not from when the work began.
-                    await connection.execute(self._sql["set"], key, _encode(value), seconds)
+                    await connection.execute(self._sql["set"], key, dumps(value), seconds)
                     created = True
         except BaseException as error:
             if isinstance(error, Exception):
@@ -360,7 +369,7 @@ class PostgresStore:
 
     async def append(self, log: str, value: Any) -> None:
         """Append ``value`` to the log named ``log``."""
-        text = _encode(value)
+        text = dumps(value)
         pool = await self._ready()
         await pool.execute(self._sql["append"], log, text)
 
@@ -368,7 +377,7 @@ class PostgresStore:
         """Every value appended to ``log``, oldest first."""
         pool = await self._ready()
         rows = await pool.fetch(self._sql["list"], log)
-        return tuple(_decode(row[0], log) for row in rows)
+        return tuple(loads(value, key=f"{log}[{row_id}]") for row_id, value in rows)
 
     # -- versioned ------------------------------------------------------------------------
 
@@ -378,7 +387,7 @@ class PostgresStore:
         row = await pool.fetchrow(self._sql["get_versioned"], key)
         if row is None:
             return None, 0
-        return _decode(row[0], key), int(row[1])
+        return loads(row[0], key=key), int(row[1])
 
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         """Write ``value`` if the version is still ``expected_version``; the new version.
@@ -386,7 +395,7 @@ class PostgresStore:
         One statement, one round trip: the write is conditional on the version, so the
         check and the write cannot be split by another worker.
         """
-        text = _encode(value)
+        text = dumps(value)
         pool = await self._ready()
         if expected_version == 0:
             row = await pool.fetchrow(self._sql["create_versioned"], key, text)

@@ -4,16 +4,28 @@ InMemoryStore, SQLiteStore (a file) and PostgresStore (the session's real server
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import decimal
 import json
+import sqlite3
 import subprocess
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
-from agentkit.core.contracts.errors import VersionConflict
+from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable, VersionConflict
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.media import Audio, File, Image
+from agentkit.core.contracts.types import LLMResult, Message, Scope, ToolCall, Usage
+from agentkit.core.policies.audit import AuditRecord
+from agentkit.state.codec import loads
 from agentkit.state.stores import InMemoryStore
 from agentkit.state.stores.postgres import PostgresStore
 from agentkit.state.stores.sqlite import SQLiteStore
@@ -332,3 +344,150 @@ def test_get_or_set_is_single_flight_across_four_processes(
     assert sorted(outcomes, key=lambda o: not o[1]) == [[f"made by {maker}", True]] + [
         [f"made by {maker}", False]
     ] * 3
+
+
+# -- the value format -----------------------------------------------------------------
+
+CALL = ToolCall("c1", "send", {"to": ["a@x.org"], "meta": {"n": 1}})
+TRANSCRIPT = (
+    Message(role="user", content="hi"),
+    Message(role="assistant", tool_calls=(CALL,)),
+    Message(
+        role="tool", content="sent", tool_call_id="c1", name="send",
+        attachments=(Image(b"\x89PNG\r\n"), Audio(b"RIFF", "audio/wav"),
+                     File(b"%PDF", "application/pdf", name="r.pdf")),
+    ),
+)
+VALUES: dict[str, Any] = {
+    "plain": [None, True, 0, -7, 10**40, 1.5, "", {"a": [1, {"b": None}]}],
+    "python": (
+        (1, "a"), {1: "int key", (2, 3): "tuple key"}, {"$": "looks like a tag"},
+        FrozenDict({"x": FrozenDict({"y": (1, 2)})}), {1, 2}, frozenset({"a"}),
+        b"\x00\xffbytes", float("inf"),
+        dt.datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+        dt.date(2026, 1, 2), dt.time(3, 4, 5), dt.timedelta(1, 2, 3), decimal.Decimal("1.10"),
+        uuid.UUID("12345678-1234-5678-1234-567812345678"),
+    ),
+    "text": "naïve \x00 nul, a lone surrogate \ud800, and 'quotes' \"too\" \\",
+    "agentkit": (
+        Scope(7, "dom"), Usage(1, 2, 3, 4, 0.5, 6), CALL, *TRANSCRIPT,
+        LLMResult("answer", (CALL,), Usage(1, 1), "tool_calls", "m"),
+        Suspended("r1", (CALL,), reason="awaiting_input"),
+        AgentResult("out", "complete", Usage(2), FrozenDict({"k": 1}), TRANSCRIPT, "r1", 2),
+        RunState("r1", "agent", "running", TRANSCRIPT, Usage(3), 2, (CALL,), TRANSCRIPT[2:],
+                 FrozenDict({"c1": "approval"}), FrozenDict({"c1": {"to": "b"}}), 1),
+        AuditRecord("r1", "org1:dom2", "send", "c1", "ab" * 32, None, "failed", 12.5,
+                    error="ValueError", arguments=FrozenDict({"to": "a"})),
+    ),
+}
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal and of the same types all the way down (1 is not True, a list not a tuple)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+@pytest.mark.parametrize("name", list(VALUES))
+async def test_every_kind_of_value_round_trips_with_its_exact_types(
+    store: Any, name: str
+) -> None:
+    value = VALUES[name]
+    await store.set("kv", value)
+    await store.get_or_set("once", constant(value, []))
+    await store.append("log", value)
+    await store.set_versioned("cp", value, expected_version=0)
+    assert same(await store.get("kv"), value)
+    assert same((await store.get_or_set("once", constant(None, [])))[0], value)
+    (logged,) = await store.list("log")
+    assert same(logged, value)
+    assert same((await store.get_versioned("cp"))[0], value)
+
+
+async def test_a_value_that_is_not_data_is_refused_and_nothing_is_stored(store: Any) -> None:
+    class Opaque:
+        pass
+
+    with pytest.raises(NotStorable):
+        await store.set("k", {"result": Opaque()})
+    with pytest.raises(NotStorable):
+        await store.get_or_set("once", constant(Opaque(), []))
+    with pytest.raises(NotStorable):
+        await store.append("log", Opaque())
+    assert await store.get("k") is None
+    assert await store.list("log") == ()
+    calls: list[str] = []
+    assert await store.get_or_set("once", constant("data", calls)) == ("data", True)
+
+
+CORRUPT = [
+    "",
+    "not json",
+    '{"agentkit": 1, "value": {"$": "agentkit.Message", "role": "user", "con',
+    '{"agentkit": 99, "value": 1}',
+    '{"agentkit": 1, "value": {"$": "os.system", "command": "touch /tmp/owned"}}',
+    '[1, 2, 3]',
+]
+
+
+async def overwrite(store: Any, table: str, where: str, text: str) -> None:
+    """Put ``text`` straight into a row of a durable store, as an attacker could."""
+    if isinstance(store, SQLiteStore):
+        connection = sqlite3.connect(store.path)
+        try:
+            with connection:
+                connection.execute(f"UPDATE {table} SET value = ? WHERE {where}", (text,))
+        finally:
+            connection.close()
+        return
+    pg = await asyncpg.connect(store.dsn)
+    try:
+        await pg.execute(f"UPDATE {store.schema}.{table} SET value = $1 WHERE {where}", text)
+    finally:
+        await pg.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def durable(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    opened = await open_store(request.param, request, tmp_path)
+    yield opened
+    await close_store(opened)
+
+
+@pytest.mark.parametrize("text", CORRUPT)
+async def test_a_corrupted_row_raises_checkpoint_corrupt_and_is_left_as_it_is(
+    durable: Any, text: str
+) -> None:
+    await durable.set("k", "fine")
+    await durable.set_versioned("cp", {"step": 1}, expected_version=0)
+    await durable.append("audit", "first")
+    await durable.append("audit", "second")
+    await overwrite(durable, "kv", "key = 'k'", text)
+    await overwrite(durable, "versioned", "key = 'cp'", text)
+    await overwrite(durable, "logs", "id = 2", text)  # the second entry of a fresh table
+
+    def expected(key: str) -> str:
+        with pytest.raises(CheckpointCorrupt) as info:
+            loads(text, key=key)
+        return str(info.value)
+
+    for read, key in (
+        (durable.get("k"), "k"),
+        (durable.get_or_set("k", constant("overwritten", [])), "k"),
+        (durable.get_versioned("cp"), "cp"),
+        (durable.list("audit"), "audit[2]"),
+    ):
+        with pytest.raises(CheckpointCorrupt) as info:
+            await read
+        assert info.value.key == key
+        assert str(info.value) == expected(key)
+    # Nothing was replaced or removed by reading; deleting is how a key is cleared.
+    with pytest.raises(CheckpointCorrupt):
+        await durable.get("k")
+    assert await durable.delete("k") is True
+    assert await durable.get("k") is None
