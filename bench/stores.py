@@ -160,6 +160,65 @@ async def agent_run_rows(
     return rows
 
 
+# -- driver comparison ------------------------------------------------------------------
+
+
+async def driver_rows(dsn: str, n: int, repeat: int) -> list[tuple[str, float]]:
+    """One-row SELECT and upsert through each driver's pool, as PostgresStore issues them
+    (psycopg is not a dependency: install ``psycopg[binary,pool]`` to include it)."""
+    setup = await asyncpg.connect(dsn)
+    table = f"bench_driver_{uuid.uuid4().hex[:8]}"
+    await setup.execute(f"CREATE TABLE {table} (key text PRIMARY KEY, value text NOT NULL)")
+    await setup.execute(f"INSERT INTO {table} VALUES ('k', '{{\"agentkit\":1,\"value\":1}}')")
+    select = f"SELECT value FROM {table} WHERE key = $1"
+    upsert = (f"INSERT INTO {table} VALUES ($1, $2) ON CONFLICT (key) DO UPDATE "
+              "SET value = EXCLUDED.value")
+    rows = []
+
+    async def no_reset(connection: Any) -> None:
+        return None
+
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4, reset=no_reset)
+
+    async def pg_get(i: int) -> None:
+        await pool.fetchval(select, "k")
+
+    async def pg_set(i: int) -> None:
+        await pool.execute(upsert, "k2", "x" * 100)
+
+    rows.append(("asyncpg pool, SELECT one row", await _median_us(pg_get, n, repeat)))
+    rows.append(("asyncpg pool, upsert one row", await _median_us(pg_set, n, repeat)))
+    await pool.close()
+    try:
+        import psycopg_pool
+    except ImportError:
+        rows.append(("psycopg (not installed)", float("nan")))
+    else:
+        ppool = psycopg_pool.AsyncConnectionPool(
+            dsn, min_size=1, max_size=4, open=False,
+            kwargs={"autocommit": True, "prepare_threshold": 0},
+        )
+        await ppool.open()
+        pselect, pupsert = select.replace("$1", "%s"), upsert.replace("$1", "%s").replace(
+            "$2", "%s"
+        )
+
+        async def ps_get(i: int) -> None:
+            async with ppool.connection() as connection:
+                await (await connection.execute(pselect, ("k",))).fetchone()
+
+        async def ps_set(i: int) -> None:
+            async with ppool.connection() as connection:
+                await connection.execute(pupsert, ("k2", "x" * 100))
+
+        rows.append(("psycopg 3 pool, SELECT one row", await _median_us(ps_get, n, repeat)))
+        rows.append(("psycopg 3 pool, upsert one row", await _median_us(ps_set, n, repeat)))
+        await ppool.close()
+    await setup.execute(f"DROP TABLE {table}")
+    await setup.close()
+    return rows
+
+
 # -- throughput over processes ---------------------------------------------------------
 
 _WORKER = """
@@ -223,7 +282,11 @@ def throughput(dsn: str, schema: str, workers: int, total: int) -> float:
 async def _measure(dsn: str, args: argparse.Namespace) -> None:
     n = max(1, int(1000 * args.scale))
     schema = f"bench_{uuid.uuid4().hex[:8]}"
-    print(f"PostgresStore per operation (median of {args.repeat} x {n}):")
+    print(f"Drivers (median of {args.repeat} x {n}):")
+    for name, us in await driver_rows(dsn, n, args.repeat):
+        print(f"  {name:<32} {us:8.1f} µs")
+
+    print(f"\nPostgresStore per operation (median of {args.repeat} x {n}):")
     store = PostgresStore(dsn, schema=schema)
     for name, us, trips in await operation_rows(store, n, args.repeat):
         print(f"  {name:<24} {us:8.1f} µs   {trips:.0f} round trip(s)")

@@ -85,14 +85,14 @@ class PostgresFiles:
     # -- transactions ------------------------------------------------------------------
 
     async def _read(self, fn: Callable[[Any], Awaitable[_T]]) -> _T:
-        pool = await self._store._ready()
+        pool = await self._store.connections()
         async with pool.acquire() as connection, connection.transaction(
             isolation="repeatable_read", readonly=True
         ):
             return await fn(connection)
 
     async def _write(self, fn: Callable[[Any], Awaitable[_T]]) -> _T:
-        pool = await self._store._ready()
+        pool = await self._store.connections()
         async with pool.acquire() as connection, connection.transaction():
             await connection.execute("SELECT pg_advisory_xact_lock($1)", self._lock)
             return await fn(connection)
