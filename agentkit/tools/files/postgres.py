@@ -2,23 +2,25 @@
 
 One row per file or directory in ``memory_files``, keyed by ``(namespace, path)``, in the
 schema of a :class:`~agentkit.state.stores.postgres.PostgresStore` (whose migrations
-create the table). Every operation is one transaction. Writers of one namespace first
-take a transaction-scoped advisory lock on it, so on any number of hosts they run one at
-a time: the limits are checked inside that transaction against the tree as it is, and
-concurrent writers cannot take it past them. Readers take no lock; each reads one
-consistent snapshot.
+create the table). Every operation is one transaction. An :meth:`~PostgresFiles.exclusive`
+block is one transaction on one connection that first takes a transaction-scoped
+advisory lock on the namespace: on any number of hosts, one block of a tree runs at a
+time, so FileTool's limit check and the write it guards see the tree as it is and
+concurrent writers cannot take it past a limit. The lock goes with the transaction —
+committed, rolled back, or ended by the server when a worker dies. Single writes outside
+a block take the same lock; reads take none and each sees one consistent snapshot.
 """
 
 from __future__ import annotations
 
+import copy
 import errno
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from agentkit.tools.files.commands import FileLimits
-from agentkit.tools.files.errors import FileLimitExceeded
 from agentkit.tools.files.paths import MemoryPath
-from agentkit.tools.files.ports import FileEntry, FileUsage
+from agentkit.tools.files.ports import FileEntry, Files, FileUsage
 
 if TYPE_CHECKING:
     from agentkit.state.stores.postgres import PostgresStore
@@ -36,10 +38,9 @@ class PostgresFiles:
     """A :class:`~agentkit.tools.files.Files` backend in PostgreSQL.
 
     ``PostgresFiles(store)`` shares the connections of a :class:`PostgresStore` (the
-    agents' store); ``PostgresFiles("postgresql://...")`` opens its own. ``limits`` are
-    enforced in the write's transaction, so give it the limits you give the
-    :class:`~agentkit.tools.FileTool` (the defaults match). Close with ``await
-    files.close()`` or ``async with``; a shared store is left open.
+    agents' store); ``PostgresFiles("postgresql://...")`` opens its own. Several trees
+    share the table under different namespaces. Close with ``await files.close()`` or
+    ``async with``; a store passed in is left open.
     """
 
     def __init__(
@@ -48,7 +49,6 @@ class PostgresFiles:
         *,
         namespace: str = "default",
         schema: str = "agentkit",
-        limits: FileLimits | None = None,
     ) -> None:
         from agentkit.state.stores.postgres import PostgresStore
 
@@ -65,7 +65,10 @@ class PostgresFiles:
             raise ValueError(f"PostgresFiles(namespace=...) must be a non-empty string, "
                              f"got {namespace!r}")
         self.namespace = namespace
-        self.limits = limits if limits is not None else FileLimits()
+        # On the view an exclusive() block works through: its connection, and [True]
+        # while the block runs.
+        self._connection: Any = None
+        self._span: list[bool] | None = None
         self._table = f'"{self._store.schema}".memory_files'
         from agentkit.state.stores.postgres import lock_id
 
@@ -73,7 +76,7 @@ class PostgresFiles:
 
     async def close(self) -> None:
         """Close the connections, unless they belong to a store passed in."""
-        if self._owned:
+        if self._owned and self._span is None:  # a block's view shares its owner's
             await self._store.close()
 
     async def __aenter__(self) -> PostgresFiles:
@@ -84,7 +87,37 @@ class PostgresFiles:
 
     # -- transactions ------------------------------------------------------------------
 
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[Files]:
+        """One transaction holding the namespace's write lock for the block: no other
+        writer of the tree (object, process or host) writes until it ends; committed
+        when the block ends, rolled back if it raises."""
+        if self._span is not None:
+            raise RuntimeError("PostgresFiles.exclusive() blocks do not nest")
+        pool = await self._store.connections()
+        async with pool.acquire() as connection, connection.transaction():
+            await connection.execute("SELECT pg_advisory_xact_lock($1)", self._lock)
+            span = copy.copy(self)
+            span._connection, span._span = connection, [True]
+            try:
+                yield span
+            finally:
+                span._span[0] = False
+
+    def _in_span(self) -> Any:
+        if self._span is None:
+            return None
+        if not self._span[0]:
+            raise RuntimeError(
+                f"{self!r} was used after its exclusive() block ended; use the object "
+                "exclusive() was called on instead"
+            )
+        return self._connection
+
     async def _read(self, fn: Callable[[Any], Awaitable[_T]]) -> _T:
+        connection = self._in_span()
+        if connection is not None:
+            return await fn(connection)
         pool = await self._store.connections()
         async with pool.acquire() as connection, connection.transaction(
             isolation="repeatable_read", readonly=True
@@ -92,6 +125,9 @@ class PostgresFiles:
             return await fn(connection)
 
     async def _write(self, fn: Callable[[Any], Awaitable[_T]]) -> _T:
+        connection = self._in_span()
+        if connection is not None:
+            return await fn(connection)
         pool = await self._store.connections()
         async with pool.acquire() as connection, connection.transaction():
             await connection.execute("SELECT pg_advisory_xact_lock($1)", self._lock)
@@ -143,23 +179,6 @@ class PostgresFiles:
             self.namespace,
         )
         return FileUsage(int(count), int(total))
-
-    async def _check_limits(self, c: Any, path: MemoryPath, size: int) -> None:
-        limits = self.limits
-        if size > limits.max_file_bytes:
-            raise FileLimitExceeded(str(path), "file_bytes", limits.max_file_bytes, size)
-        old = await c.fetchval(
-            f"SELECT size FROM {self._table} WHERE namespace = $1 AND path = $2 "
-            "AND NOT is_dir",
-            self.namespace, path.key,
-        )
-        usage = await self._usage(c)
-        if old is None and usage.files + 1 > limits.max_files:
-            raise FileLimitExceeded(str(path), "files", limits.max_files, usage.files + 1)
-        replacing = int(old or 0)
-        total = usage.bytes - replacing + size
-        if total > limits.max_total_bytes and size > replacing:
-            raise FileLimitExceeded(str(path), "total_bytes", limits.max_total_bytes, total)
 
     # -- the Files protocol --------------------------------------------------------------
 
@@ -218,7 +237,7 @@ class PostgresFiles:
         return await self._read(read)
 
     async def write(self, path: MemoryPath, text: str, *, exclusive: bool = False) -> None:
-        """Store ``text`` at ``path`` in one transaction, within the limits."""
+        """Store ``text`` at ``path`` in one transaction."""
         size = len(text.encode("utf-8"))
 
         async def write(c: Any) -> None:
@@ -227,7 +246,6 @@ class PostgresFiles:
                 raise FileExistsError(errno.EEXIST, "File exists", str(path))
             if kind == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
-            await self._check_limits(c, path, size)
             await self._make_parents(c, path)
             await c.execute(
                 f"INSERT INTO {self._table} (namespace, path, is_dir, content, size) "

@@ -4,7 +4,6 @@ of InMemoryFiles, LocalFiles (in a temporary directory), SQLiteFiles and Postgre
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -15,17 +14,22 @@ from agentkit.tools import Files, InMemoryFiles, LocalFiles, PostgresFiles, SQLi
 BACKENDS = ["memory", "local", "sqlite", "postgres"]
 
 
-def make_files(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Files:
+def make_files(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest | None = None
+) -> Files:
+    """A backend over the test's tree: two calls in one test give two objects over the
+    same tree. ``request`` is needed for ``postgres`` (the session's server)."""
     if kind == "memory":
         return InMemoryFiles()
     if kind == "local":
         return LocalFiles(tmp_path / "memories")
     if kind == "postgres":
-        # One schema for the session, a namespace per test: the tables are made once.
+        assert request is not None, "make_files('postgres', ...) needs the fixture request"
+        # One schema for the session (its tables are made once), a namespace per test.
         return PostgresFiles(
             request.getfixturevalue("postgres_dsn"),
             schema=request.getfixturevalue("postgres_shared_schema"),
-            namespace=uuid.uuid4().hex,
+            namespace=tmp_path.name,
         )
     return SQLiteFiles(tmp_path / "state.db")
 
