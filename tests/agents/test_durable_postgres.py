@@ -49,7 +49,9 @@ async def charge(order_id: str) -> str:
     return "charged " + order_id
 
 
-@tool(side_effecting=True)
+# Declared safe to repeat: a recovered run may send it again when the worker died
+# inside it (before it acted, in these tests), rather than report an unknown outcome.
+@tool(side_effecting=True, idempotent=True)
 async def notify(to: str) -> str:
     """Send the customer a notification that their order was charged."""
     if "hang-in-notify" in options:
