@@ -1,10 +1,39 @@
-"""Provider SDK failures as ProviderError, transient or permanent, by type and status."""
+"""Every way a provider call fails, as one ProviderError: transient or permanent, by type.
+
+Reading a reply only states facts: :class:`MalformedReply` (the reply is not what the
+API promises), :class:`ErrorReply` (the provider put an error object in a 200 body or
+in the middle of a stream) and :class:`StreamTruncated` (the stream ended before its
+terminal event). :class:`ProviderCall` wraps one request and turns those facts, and the
+SDK's and the HTTP client's own exceptions, into a :class:`ProviderError` carrying the
+provider's request id. Nothing else in the providers decides what is worth retrying.
+
+Transient: timeouts, dropped connections, 408/409/425/429/5xx/529, overload and server
+errors reported mid-stream, a body that is empty or not JSON (a proxy's or an
+overloaded server's garbage), and a stream cut off before it delivered anything.
+Permanent: other 4xx, an HTML page (a wrong ``base_url``), JSON of the wrong shape, and
+a stream cut off after deltas went out (retrying would deliver them twice).
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from types import TracebackType
+from typing import Any
+
 from agentkit.core.contracts.errors import ProviderError
 
-__all__ = ["as_provider_error", "missing_extra"]
+__all__ = [
+    "ErrorReply",
+    "MalformedReply",
+    "ProviderCall",
+    "StreamTruncated",
+    "as_provider_error",
+    "missing_extra",
+    "retry_after",
+]
 
 # 408 request timeout, 409 conflict (retry-able lock contention), 425 too early,
 # 429 rate limited, 5xx server trouble, 529 Anthropic overloaded.
@@ -22,6 +51,54 @@ _KINDS = {
     529: "overloaded",
 }
 
+# Error objects by their ``code`` or ``type``: Anthropic's types, then OpenAI's.
+_ERROR_TYPES: dict[str, tuple[str, bool]] = {
+    "overloaded_error": ("overloaded", True),
+    "api_error": ("server_error", True),
+    "rate_limit_error": ("rate_limit", True),
+    "timeout_error": ("timeout", True),
+    "invalid_request_error": ("bad_request", False),
+    "authentication_error": ("authentication", False),
+    "permission_error": ("permission", False),
+    "not_found_error": ("not_found", False),
+    "request_too_large": ("request_too_large", False),
+    "billing_error": ("billing", False),
+    "server_error": ("server_error", True),
+    "rate_limit_exceeded": ("rate_limit", True),
+    "service_unavailable": ("server_error", True),
+    "insufficient_quota": ("billing", False),
+    "context_length_exceeded": ("context_length", False),
+    "invalid_api_key": ("authentication", False),
+}
+
+_MESSAGE_LIMIT = 500
+
+
+class MalformedReply(Exception):
+    """A reply that is not what the API promises; ``problem`` says what and where."""
+
+    def __init__(self, problem: str, *, transient: bool = False) -> None:
+        self.problem = problem
+        self.transient = transient
+        super().__init__(problem)
+
+
+class ErrorReply(Exception):
+    """An error object the provider sent in place of an answer."""
+
+    def __init__(self, error: Mapping[str, Any]) -> None:
+        self.error = error
+        super().__init__(error.get("message"))
+
+
+class StreamTruncated(Exception):
+    """A stream that ended ``how`` (e.g. "before message_stop"), ``delivered`` deltas in."""
+
+    def __init__(self, how: str, delivered: int) -> None:
+        self.how = how
+        self.delivered = delivered
+        super().__init__(how)
+
 
 def missing_extra(provider: str, package: str) -> ImportError:
     """The error for a provider whose SDK is not installed."""
@@ -31,39 +108,166 @@ def missing_extra(provider: str, package: str) -> ImportError:
     )
 
 
-def as_provider_error(error: Exception, provider: str) -> ProviderError | None:
-    """``error`` from a provider SDK as a :class:`ProviderError`, keeping the provider's
-    message; None when it is not an SDK error at all (a bug to surface as it is).
+class ProviderCall:
+    """One request to ``provider``: every failure inside ``with`` leaves as a ProviderError.
+
+    Set :attr:`request_id` with :meth:`answered` as soon as the reply's headers are in.
+    Exceptions that are neither a reply fact nor the SDK's or HTTP client's (a bug)
+    pass through unchanged.
+    """
+
+    __slots__ = ("_id_header", "provider", "request_id")
+
+    def __init__(self, provider: str, id_header: str) -> None:
+        self.provider = provider
+        self.request_id: str | None = None
+        self._id_header = id_header
+
+    def answered(self, headers: Mapping[str, str]) -> None:
+        """Note the request id from the reply's headers."""
+        self.request_id = headers.get(self._id_header) or None
+
+    def __enter__(self) -> ProviderCall:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not isinstance(error, Exception) or isinstance(error, ProviderError):
+            return
+        classified = self.classify(error)
+        if classified is not None:
+            raise classified from error
+
+    def classify(self, error: Exception) -> ProviderError | None:
+        """``error`` as a ProviderError, or None when it is no provider failure at all."""
+        if isinstance(error, MalformedReply):
+            return self._error(f"malformed reply: {error.problem}", error.transient,
+                               "malformed_reply")
+        if isinstance(error, ErrorReply):
+            return _from_error_object(error.error, self.provider, self.request_id)
+        if isinstance(error, StreamTruncated):
+            # Nothing delivered: a fresh request is as good as new. Once deltas went out,
+            # a repeat would deliver them twice.
+            return self._error(
+                f"the stream ended {error.how}, after {error.delivered} delta(s): the answer "
+                "is incomplete", error.delivered == 0, "stream_truncated",
+            )
+        return as_provider_error(error, self.provider, self.request_id)
+
+    def _error(self, text: str, transient: bool, kind: str) -> ProviderError:
+        return ProviderError(
+            _with_id(f"{self.provider}: {text}", self.request_id),
+            provider=self.provider, transient=transient, kind=kind, request_id=self.request_id,
+        )
+
+
+def _with_id(message: str, request_id: str | None) -> str:
+    return f"{message}; request id {request_id}" if request_id else message
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= _MESSAGE_LIMIT else text[:_MESSAGE_LIMIT] + "..."
+
+
+def _from_error_object(
+    error: Mapping[str, Any], provider: str, request_id: str | None
+) -> ProviderError:
+    names = [n for n in (error.get("code"), error.get("type")) if isinstance(n, str) and n]
+    kind, transient = next(
+        (_ERROR_TYPES[n] for n in names if n in _ERROR_TYPES), ("error", False)
+    )
+    label = names[0] if names else "error"
+    message = error.get("message")
+    text = _bounded(message) if isinstance(message, str) else "(no message)"
+    return ProviderError(
+        _with_id(f"{provider}: {label}: {text}", request_id),
+        provider=provider, transient=transient, kind=kind, request_id=request_id,
+    )
+
+
+def as_provider_error(
+    error: Exception, provider: str, request_id: str | None = None
+) -> ProviderError | None:
+    """``error`` from a provider SDK or its HTTP client as a :class:`ProviderError`,
+    keeping the provider's message; None when it is neither (a bug to surface as it is).
 
     Both official SDKs share the shape: ``APIStatusError`` with ``status_code``,
-    ``APITimeoutError`` and ``APIConnectionError``.
+    ``APITimeoutError`` and ``APIConnectionError``; reading a streamed body raises the
+    HTTP client's own ``TimeoutException`` and ``TransportError``.
     """
     names = {cls.__name__ for cls in type(error).__mro__}
     status = getattr(error, "status_code", None)
-    message = getattr(error, "message", None) or str(error)
-    if "APITimeoutError" in names:
+    message = _bounded(getattr(error, "message", None) or str(error))
+    request_id = getattr(error, "request_id", None) or request_id
+    if names & {"APITimeoutError", "TimeoutException"}:
         return ProviderError(
-            f"{provider}: request timed out: {message}",
-            provider=provider, transient=True, kind="timeout",
+            _with_id(f"{provider}: request timed out: {message}", request_id),
+            provider=provider, transient=True, kind="timeout", request_id=request_id,
         )
-    if "APIConnectionError" in names:
+    if names & {"APIConnectionError", "TransportError"}:
         return ProviderError(
-            f"{provider}: connection failed: {message}",
-            provider=provider, transient=True, kind="connection",
+            _with_id(f"{provider}: connection failed: {message}", request_id),
+            provider=provider, transient=True, kind="connection", request_id=request_id,
+        )
+    if "DecodingError" in names:  # a body the transfer or content encoding garbled
+        return ProviderError(
+            _with_id(f"{provider}: malformed reply: {message}", request_id),
+            provider=provider, transient=True, kind="malformed_reply", request_id=request_id,
         )
     if isinstance(status, int):
         kind = _KINDS.get(status, "server_error" if status >= 500 else "error")
-        if getattr(error, "code", None) == "context_length_exceeded":  # OpenAI's error code
-            kind = "context_length"
+        transient = status in _TRANSIENT_STATUS or status >= 500
+        code = getattr(error, "code", None)  # OpenAI's: a 429 may be an empty account
+        if isinstance(code, str) and code in _ERROR_TYPES:
+            kind, transient = _ERROR_TYPES[code]
+        response = getattr(error, "response", None)
         return ProviderError(
-            f"{provider}: HTTP {status} ({kind}): {message}",
+            _with_id(f"{provider}: HTTP {status} ({kind}): {message}", request_id),
             provider=provider,
-            transient=status in _TRANSIENT_STATUS or status >= 500,
+            transient=transient,
             status=status,
             kind=kind,
+            request_id=request_id,
+            retry_after=retry_after(getattr(response, "headers", None) or {}),
         )
     if "APIError" in names or "AnthropicError" in names or "OpenAIError" in names:
         return ProviderError(
-            f"{provider}: {message}", provider=provider, transient=False, kind="error"
+            _with_id(f"{provider}: {message}", request_id),
+            provider=provider, transient=False, kind="error", request_id=request_id,
         )
     return None
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait in seconds a reply asks for: ``retry-after-ms``, else ``Retry-After`` as
+    seconds or an HTTP date; None when there is none or it cannot be read."""
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return seconds
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT even when it does not say so
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _number(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None

@@ -1,4 +1,4 @@
-"""What both provider adapters share: SDK client options and priced usage."""
+"""What both provider adapters share: SDK client options, retries and priced usage."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import dataclasses
 from typing import Any
 
 from agentkit.core.contracts.types import Usage
+from agentkit.core.policies import under_retry
 from agentkit.core.policies.prices import PriceTable
 
-__all__ = ["client_options", "priced"]
+__all__ = ["SdkClients", "client_options", "priced"]
 
 
 def client_options(
@@ -28,3 +29,25 @@ def client_options(
 def priced(usage: Usage, model: str, prices: PriceTable) -> Usage:
     """``usage`` with its cost filled in from ``prices``."""
     return dataclasses.replace(usage, cost_usd=prices.cost(model, usage))
+
+
+class SdkClients:
+    """The SDK client a provider built, and its single-try twin for calls ``retry()`` retries.
+
+    Unless ``max_retries=`` was given, the SDK's own retries are off inside an agentkit
+    ``retry()`` layer (``under_retry()``), so one attempt there is one request; outside
+    one, the SDK's defaults apply. An explicit ``max_retries=``, or a client passed in
+    ready-made, is used as it is everywhere.
+    """
+
+    __slots__ = ("client", "single_try")
+
+    def __init__(self, client: Any, *, retries_chosen: bool) -> None:
+        self.client = client
+        self.single_try = None if retries_chosen else client.with_options(max_retries=0)
+
+    def for_call(self) -> Any:
+        """The client for the call in progress."""
+        if self.single_try is not None and under_retry():
+            return self.single_try
+        return self.client

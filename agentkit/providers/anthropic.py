@@ -12,11 +12,15 @@ Mapping, both ways:
   ``tool_calls``, ``max_tokens`` -> ``length``, ``refusal`` -> ``content_filter``;
 - streaming: text deltas are passed on, ``input_json_delta`` fragments are assembled
   per content block into each call's arguments.
+
+Replies are read as plain JSON, every field checked (``_reply.field``): a reply of the
+wrong shape, an error event, or a stream that ends before ``message_stop`` is a
+``ProviderError`` (see ``_errors``), never a short answer or a raw ``TypeError``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ProviderError
@@ -33,9 +37,10 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
-from agentkit.providers._errors import as_provider_error, missing_extra
-from agentkit.providers._json import parse_arguments
-from agentkit.providers._sdk import client_options, priced
+from agentkit.providers._errors import ErrorReply, ProviderCall, StreamTruncated, missing_extra
+from agentkit.providers._json import arguments_from_text, arguments_from_value
+from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
+from agentkit.providers._sdk import SdkClients, client_options, priced
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -109,25 +114,14 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return out
 
 
-def _usage(usage: Any, model: str, prices: PriceTable) -> Usage:
-    if usage is None:
-        return Usage(requests=1)
-    counted = Usage(
-        input_tokens=getattr(usage, "input_tokens", 0) or 0,
-        output_tokens=getattr(usage, "output_tokens", 0) or 0,
-        cache_read_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-        cache_write_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-        requests=1,
-    )
-    return priced(counted, model, prices)
-
-
 class AnthropicLLM:
     """Claude through the Messages API.
 
     ``api_key`` defaults to ``ANTHROPIC_API_KEY`` and ``base_url`` to
     ``ANTHROPIC_BASE_URL``, as the SDK defines them; ``timeout`` (seconds) and
-    ``max_retries`` go to the SDK client. The model comes from ``Agent(model=...)``.
+    ``max_retries`` go to the SDK client. Left unset, ``max_retries`` is the SDK's
+    default outside an agentkit ``retry()`` and 0 inside one, so that each ``retry()``
+    attempt is one request. The model comes from ``Agent(model=...)``.
     """
 
     provider = "anthropic"
@@ -149,6 +143,9 @@ class AnthropicLLM:
                 raise missing_extra("Anthropic", "anthropic") from None
             options = client_options(api_key, base_url, timeout, max_retries)
             client = anthropic.AsyncAnthropic(**options)
+            self._clients = SdkClients(client, retries_chosen=max_retries is not None)
+        else:
+            self._clients = SdkClients(client, retries_chosen=True)
         self.client = client
         self.prices = prices
 
@@ -184,99 +181,168 @@ class AnthropicLLM:
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
         """One Messages API call."""
         params = self._params(request)
-        try:
-            response = await self.client.messages.create(**params)
-        except Exception as exc:
-            raise (as_provider_error(exc, self.provider) or exc) from exc
-        text: list[str] = []
-        calls: list[ToolCall] = []
-        for block in response.content:
-            if block.type == "text":
-                text.append(block.text)
-            elif block.type == "tool_use":
-                calls.append(ToolCall(block.id, block.name, dict(block.input or {})))
-        return LLMResult(
-            content="".join(text),
-            tool_calls=tuple(calls),
-            usage=_usage(response.usage, params["model"], self.prices),
-            finish_reason=_FINISH.get(response.stop_reason, "other"),
-            model=response.model or params["model"],
-        )
+        messages = self._clients.for_call().messages
+        with ProviderCall(self.provider, "request-id") as call:
+            async with messages.with_streaming_response.create(**params) as response:
+                call.answered(response.headers)
+                body = json_body(await response.read(), response.headers)
+            return _message(body, params["model"], self.prices)
 
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
-        """One streamed Messages API call: deltas, then the complete result."""
+        """One streamed Messages API call: deltas, then the complete result.
+
+        A stream that ends before ``message_stop`` is an error, never a short answer.
+        """
         params = self._params(request)
-        try:
-            events = await self.client.messages.create(**params, stream=True)
-        except Exception as exc:
-            raise (as_provider_error(exc, self.provider) or exc) from exc
-        text: list[str] = []
-        blocks: dict[int, dict[str, Any]] = {}
-        usage: dict[str, int] = {}
-        stop_reason: str | None = None
-        model = params["model"]
-        try:
-            async for event in events:
-                kind = event.type
-                if kind == "message_start":
-                    model = event.message.model or model
-                    _merge_usage(usage, event.message.usage)
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "tool_use":
-                        blocks[event.index] = {"id": block.id, "name": block.name, "json": []}
-                        yield ToolCallDelta(index=len(blocks) - 1, id=block.id, name=block.name)
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        text.append(delta.text)
-                        yield TextDelta(delta.text)
-                    elif delta.type == "input_json_delta" and event.index in blocks:
-                        blocks[event.index]["json"].append(delta.partial_json)
-                        position = list(blocks).index(event.index)
-                        yield ToolCallDelta(index=position, arguments_json=delta.partial_json)
-                elif kind == "message_delta":
-                    stop_reason = event.delta.stop_reason or stop_reason
-                    _merge_usage(usage, event.usage)
-        except Exception as exc:
-            raise (as_provider_error(exc, self.provider) or exc) from exc
-        calls = tuple(
-            _assembled(block["id"], block["name"], "".join(block["json"]))
-            for _, block in sorted(blocks.items())
-        )
-        counted = Usage(
-            input_tokens=usage.get("input_tokens", 0),
-            output_tokens=usage.get("output_tokens", 0),
-            cache_read_tokens=usage.get("cache_read_input_tokens", 0),
-            cache_write_tokens=usage.get("cache_creation_input_tokens", 0),
-            requests=1,
-        )
-        yield LLMResult(
-            content="".join(text),
-            tool_calls=calls,
-            usage=priced(counted, params["model"], self.prices),
-            finish_reason=_FINISH.get(stop_reason, "other"),
-            model=model,
-        )
+        messages = self._clients.for_call().messages
+        with ProviderCall(self.provider, "request-id") as call:
+            async with messages.with_streaming_response.create(**params, stream=True) as response:
+                call.answered(response.headers)
+                await stream_body(response)
+                assembly = _Assembly(params["model"])
+                async for _, data in sse_events(response.iter_lines()):
+                    for delta in assembly.take(obj(event_data(data), "event")):
+                        yield delta
+                    if assembly.stopped:
+                        break
+            yield assembly.result(self.prices)
 
     def __repr__(self) -> str:
         return "AnthropicLLM()"
 
 
-def _merge_usage(totals: dict[str, int], usage: Any) -> None:
+_USAGE_FIELDS = (
+    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+)
+
+
+def _merge_usage(totals: dict[str, int], parent: dict[str, Any], where: str) -> None:
+    """Token counts from ``parent["usage"]``; a later report replaces an earlier one."""
+    usage = field(parent, "usage", where, dict, nullable=True)
     if usage is None:
         return
-    for field in (
-        "input_tokens",
-        "output_tokens",
-        "cache_read_input_tokens",
-        "cache_creation_input_tokens",
-    ):
-        value = getattr(usage, field, None)
+    at = f"{where}.usage" if where else "usage"
+    for name in _USAGE_FIELDS:
+        value = field(usage, name, at, int, nullable=True)
         if value:
-            totals[field] = value
+            totals[name] = value
 
 
-def _assembled(call_id: str, name: str, text: str) -> ToolCall:
-    arguments, problem = parse_arguments(text or "{}")
-    return ToolCall(call_id, name, arguments, arguments_error=problem)
+def _priced_usage(totals: dict[str, int], model: str, prices: PriceTable) -> Usage:
+    counted = Usage(
+        input_tokens=totals.get("input_tokens", 0),
+        output_tokens=totals.get("output_tokens", 0),
+        cache_read_tokens=totals.get("cache_read_input_tokens", 0),
+        cache_write_tokens=totals.get("cache_creation_input_tokens", 0),
+        requests=1,
+    )
+    return priced(counted, model, prices)
+
+
+def _finish(stop_reason: Any) -> FinishReason:
+    return _FINISH.get(stop_reason, "other") if isinstance(stop_reason, str) else "other"
+
+
+def _message(body: Any, model: str, prices: PriceTable) -> LLMResult:
+    """A Messages API reply body as our result."""
+    body = obj(body, "body")
+    if body.get("type") == "error":
+        raise ErrorReply(field(body, "error", "", dict))
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    for i, item in enumerate(field(body, "content", "", list)):
+        where = f"content[{i}]"
+        block = obj(item, where)
+        kind = field(block, "type", where, str)
+        if kind == "text":
+            text.append(field(block, "text", where, str))
+        elif kind == "tool_use":
+            arguments, problem = arguments_from_value(block.get("input"))
+            calls.append(ToolCall(field(block, "id", where, str), field(block, "name", where, str),
+                                  arguments, arguments_error=problem))
+    usage: dict[str, int] = {}
+    _merge_usage(usage, body, "")
+    answered = body.get("model")
+    return LLMResult(
+        content="".join(text),
+        tool_calls=tuple(calls),
+        usage=_priced_usage(usage, model, prices),
+        finish_reason=_finish(body.get("stop_reason")),
+        model=answered if isinstance(answered, str) and answered else model,
+    )
+
+
+class _Assembly:
+    """A streamed reply put together event by event: deltas out, the result at the end."""
+
+    def __init__(self, model: str) -> None:
+        self.priced_as = model  # the model asked for; the reply may name a dated snapshot
+        self.model = model
+        self.text: list[str] = []
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.usage: dict[str, int] = {}
+        self.stop_reason: str | None = None
+        self.delivered = 0
+        self.stopped = False
+
+    def take(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
+        """The deltas one event carries."""
+        kind = field(event, "type", "event", str)
+        if kind == "message_start":
+            message = field(event, "message", kind, dict)
+            model = message.get("model")
+            if isinstance(model, str) and model:
+                self.model = model
+            _merge_usage(self.usage, message, "message_start.message")
+        elif kind == "content_block_start":
+            index = field(event, "index", kind, int)
+            block = field(event, "content_block", kind, dict)
+            where = "content_block_start.content_block"
+            if field(block, "type", where, str) == "tool_use":
+                call_id, name = field(block, "id", where, str), field(block, "name", where, str)
+                self.blocks[index] = {"id": call_id, "name": name, "json": []}
+                yield self._out(ToolCallDelta(index=len(self.blocks) - 1, id=call_id, name=name))
+        elif kind == "content_block_delta":
+            index = field(event, "index", kind, int)
+            delta = field(event, "delta", kind, dict)
+            where = "content_block_delta.delta"
+            delta_kind = field(delta, "type", where, str)
+            if delta_kind == "text_delta":
+                piece = field(delta, "text", where, str)
+                self.text.append(piece)
+                yield self._out(TextDelta(piece))
+            elif delta_kind == "input_json_delta" and index in self.blocks:
+                fragment = field(delta, "partial_json", where, str)
+                self.blocks[index]["json"].append(fragment)
+                position = list(self.blocks).index(index)
+                yield self._out(ToolCallDelta(index=position, arguments_json=fragment))
+        elif kind == "message_delta":
+            delta = field(event, "delta", kind, dict)
+            self.stop_reason = field(delta, "stop_reason", "message_delta.delta", str,
+                                     nullable=True) or self.stop_reason
+            _merge_usage(self.usage, event, kind)
+        elif kind == "message_stop":
+            self.stopped = True
+        elif kind == "error":
+            raise ErrorReply(field(event, "error", "", dict))
+        # ping, content_block_stop and event types added later carry nothing we use
+
+    def _out(self, delta: StreamEvent) -> StreamEvent:
+        self.delivered += 1
+        return delta
+
+    def result(self, prices: PriceTable) -> LLMResult:
+        """The whole answer; :class:`StreamTruncated` when ``message_stop`` never came."""
+        if not self.stopped:
+            raise StreamTruncated("before message_stop", self.delivered)
+        calls = []
+        for block in self.blocks.values():
+            arguments, problem = arguments_from_text("".join(block["json"]))
+            calls.append(ToolCall(block["id"], block["name"], arguments, arguments_error=problem))
+        return LLMResult(
+            content="".join(self.text),
+            tool_calls=tuple(calls),
+            usage=_priced_usage(self.usage, self.priced_as, prices),
+            finish_reason=_finish(self.stop_reason),
+            model=self.model,
+        )

@@ -14,12 +14,16 @@ Mapping, both ways:
 - finish reasons: ``stop``, ``tool_calls``, ``length``, ``content_filter``;
 - streaming: content deltas are passed on; ``tool_calls`` deltas are assembled per index
   (id and name first, then argument fragments); usage comes in the final chunk.
+
+Replies are read as plain JSON, every field checked (``_reply.field``): a reply of the
+wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
+``ProviderError`` (see ``_errors``), never a short answer or a raw ``TypeError``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.types import (
@@ -35,9 +39,16 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
-from agentkit.providers._errors import as_provider_error, missing_extra
-from agentkit.providers._json import parse_arguments
-from agentkit.providers._sdk import client_options, priced
+from agentkit.providers._errors import (
+    ErrorReply,
+    MalformedReply,
+    ProviderCall,
+    StreamTruncated,
+    missing_extra,
+)
+from agentkit.providers._json import arguments_from_text, arguments_from_value
+from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
+from agentkit.providers._sdk import SdkClients, client_options, priced
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -100,24 +111,145 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
     return out
 
 
-def _usage(usage: Any, model: str, prices: PriceTable) -> Usage:
+def _usage(parent: dict[str, Any], where: str, model: str, prices: PriceTable) -> Usage:
+    usage = field(parent, "usage", where, dict, nullable=True)
     if usage is None:
         return Usage(requests=1)
-    prompt = getattr(usage, "prompt_tokens", 0) or 0
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    at = f"{where}.usage" if where else "usage"
+    prompt = field(usage, "prompt_tokens", at, int, nullable=True) or 0
+    details = field(usage, "prompt_tokens_details", at, dict, nullable=True) or {}
+    cached = field(details, "cached_tokens", f"{at}.prompt_tokens_details", int,
+                   nullable=True) or 0
     counted = Usage(
         input_tokens=prompt - cached,
-        output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        output_tokens=field(usage, "completion_tokens", at, int, nullable=True) or 0,
         cache_read_tokens=cached,
         requests=1,
     )
     return priced(counted, model, prices)
 
 
-def _call(call_id: str, name: str, arguments: str) -> ToolCall:
-    parsed, problem = parse_arguments(arguments)
+def _finish(reason: Any) -> FinishReason:
+    return _FINISH.get(reason, "other") if isinstance(reason, str) else "other"
+
+
+def _call(call_id: str, name: str, arguments: Any) -> ToolCall:
+    # Arguments are a JSON string on this API; a few compatible servers send the object.
+    if arguments is None or isinstance(arguments, str):
+        parsed, problem = arguments_from_text(arguments or "")
+    else:
+        parsed, problem = arguments_from_value(arguments)
     return ToolCall(call_id, name, parsed, arguments_error=problem)
+
+
+def _completion(body: Any, model: str, prices: PriceTable) -> LLMResult:
+    """A Chat Completions reply body as our result."""
+    body = obj(body, "body")
+    if body.get("error") is not None:
+        raise ErrorReply(field(body, "error", "", dict))
+    choices = field(body, "choices", "", list)
+    if not choices:
+        raise MalformedReply("choices: expected at least one choice, got an empty list")
+    choice = obj(choices[0], "choices[0]")
+    message = field(choice, "message", "choices[0]", dict)
+    where = "choices[0].message"
+    calls = []
+    for j, item in enumerate(field(message, "tool_calls", where, list, nullable=True) or ()):
+        at = f"{where}.tool_calls[{j}]"
+        entry = obj(item, at)
+        call_id = field(entry, "id", at, str)
+        function = field(entry, "function", at, dict)
+        name = field(function, "name", f"{at}.function", str)
+        calls.append(_call(call_id, name, function.get("arguments")))
+    answered = body.get("model")
+    return LLMResult(
+        content=field(message, "content", where, str, nullable=True) or "",
+        tool_calls=tuple(calls),
+        usage=_usage(body, "", model, prices),
+        finish_reason=_finish(choice.get("finish_reason")),
+        model=answered if isinstance(answered, str) and answered else model,
+    )
+
+
+class _Assembly:
+    """A streamed reply put together chunk by chunk: deltas out, the result at the end."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.answered_model = model
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.delivered = 0
+        self.done = False
+
+    def take(self, chunk: dict[str, Any]) -> Iterator[StreamEvent]:
+        """The deltas one chunk carries."""
+        if chunk.get("error") is not None:
+            raise ErrorReply(field(chunk, "error", "chunk", dict))
+        model = chunk.get("model")
+        if isinstance(model, str) and model:
+            self.answered_model = model
+        if field(chunk, "usage", "chunk", dict, nullable=True) is not None:
+            self.usage = chunk
+        for k, item in enumerate(field(chunk, "choices", "chunk", list, nullable=True) or ()):
+            where = f"chunk.choices[{k}]"
+            choice = obj(item, where)
+            delta = field(choice, "delta", where, dict, nullable=True) or {}
+            content = field(delta, "content", f"{where}.delta", str, nullable=True)
+            if content:
+                self.text.append(content)
+                yield self._out(TextDelta(content))
+            pieces = field(delta, "tool_calls", f"{where}.delta", list, nullable=True) or ()
+            for p, part in enumerate(pieces):
+                yield self._out(self._piece(obj(part, f"{where}.delta.tool_calls[{p}]"), p,
+                                            f"{where}.delta.tool_calls[{p}]"))
+            reason = choice.get("finish_reason")
+            if isinstance(reason, str) and reason:
+                self.finish = reason
+
+    def _piece(self, part: dict[str, Any], position: int, where: str) -> ToolCallDelta:
+        index = field(part, "index", where, int, nullable=True)
+        index = position if index is None else index  # some servers leave it out
+        call_id = field(part, "id", where, str, nullable=True)
+        function = field(part, "function", where, dict, nullable=True) or {}
+        name = field(function, "name", f"{where}.function", str, nullable=True)
+        fragment = field(function, "arguments", f"{where}.function", str, nullable=True) or ""
+        call = self.calls.setdefault(index, {"id": "", "name": "", "json": []})
+        if call_id:
+            call["id"] = call_id
+        if name:
+            call["name"] += name
+        call["json"].append(fragment)
+        return ToolCallDelta(index=index, id=call_id or None, name=name or None,
+                             arguments_json=fragment)
+
+    def _out(self, delta: StreamEvent) -> StreamEvent:
+        self.delivered += 1
+        return delta
+
+    def result(self, prices: PriceTable) -> LLMResult:
+        """The whole answer; :class:`StreamTruncated` unless ``[DONE]`` and a finish came."""
+        if not self.done:
+            raise StreamTruncated("before data: [DONE]", self.delivered)
+        if self.finish is None:
+            raise StreamTruncated("without a finish_reason", self.delivered)
+        calls = []
+        for index, call in sorted(self.calls.items()):
+            for key in ("id", "name"):
+                if not call[key]:
+                    raise MalformedReply(
+                        f"tool_calls[{index}].{key}: expected a string, got nothing"
+                    )
+            calls.append(_call(call["id"], call["name"], "".join(call["json"])))
+        return LLMResult(
+            content="".join(self.text),
+            tool_calls=tuple(calls),
+            usage=_usage(self.usage, "chunk", self.model, prices),
+            finish_reason=_finish(self.finish),
+            model=self.answered_model,
+        )
 
 
 class OpenAILLM:
@@ -125,7 +257,9 @@ class OpenAILLM:
 
     ``api_key`` defaults to ``OPENAI_API_KEY`` and ``base_url`` to ``OPENAI_BASE_URL``,
     as the SDK defines them; ``timeout`` (seconds) and ``max_retries`` go to the SDK
-    client. For a local server that needs no key, any ``api_key`` will do.
+    client. Left unset, ``max_retries`` is the SDK's default outside an agentkit
+    ``retry()`` and 0 inside one, so that each ``retry()`` attempt is one request. For a
+    local server that needs no key, any ``api_key`` will do.
     """
 
     provider = "openai"
@@ -147,6 +281,9 @@ class OpenAILLM:
                 raise missing_extra("OpenAI", "openai") from None
             options = client_options(api_key, base_url, timeout, max_retries)
             client = openai.AsyncOpenAI(**options)
+            self._clients = SdkClients(client, retries_chosen=max_retries is not None)
+        else:
+            self._clients = SdkClients(client, retries_chosen=True)
         self.client = client
         self.prices = prices
 
@@ -166,76 +303,35 @@ class OpenAILLM:
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
         """One Chat Completions call."""
         params = self._params(request)
-        try:
-            response = await self.client.chat.completions.create(**params)
-        except Exception as exc:
-            raise (as_provider_error(exc, self.provider) or exc) from exc
-        choice = response.choices[0]
-        message = choice.message
-        calls = tuple(
-            _call(c.id, c.function.name, c.function.arguments or "")
-            for c in (message.tool_calls or ())
-        )
-        return LLMResult(
-            content=message.content or "",
-            tool_calls=calls,
-            usage=_usage(response.usage, params["model"], self.prices),
-            finish_reason=_FINISH.get(choice.finish_reason, "other"),
-            model=response.model or params["model"],
-        )
+        completions = self._clients.for_call().chat.completions
+        with ProviderCall(self.provider, "x-request-id") as call:
+            async with completions.with_streaming_response.create(**params) as response:
+                call.answered(response.headers)
+                body = json_body(await response.read(), response.headers)
+            return _completion(body, params["model"], self.prices)
 
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
-        """One streamed Chat Completions call: deltas, then the complete result."""
+        """One streamed Chat Completions call: deltas, then the complete result.
+
+        A stream that ends before ``data: [DONE]``, or without a finish reason, is an
+        error, never a short answer.
+        """
         params = self._params(request)
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
-        try:
-            chunks = await self.client.chat.completions.create(**params)
-        except Exception as exc:
-            raise (as_provider_error(exc, self.provider) or exc) from exc
-        text: list[str] = []
-        calls: dict[int, dict[str, Any]] = {}
-        finish: str | None = None
-        usage: Any = None
-        model = params["model"]
-        try:
-            async for chunk in chunks:
-                model = chunk.model or model
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                for choice in chunk.choices or ():
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                        yield TextDelta(delta.content)
-                    for piece in delta.tool_calls or ():
-                        call = calls.setdefault(piece.index, {"id": "", "name": "", "json": []})
-                        function = piece.function
-                        if piece.id:
-                            call["id"] = piece.id
-                        if function is not None and function.name:
-                            call["name"] += function.name
-                        fragment = (function.arguments or "") if function is not None else ""
-                        call["json"].append(fragment)
-                        yield ToolCallDelta(
-                            index=piece.index,
-                            id=piece.id or None,
-                            name=(function.name or None) if function is not None else None,
-                            arguments_json=fragment,
-                        )
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-        except Exception as exc:
-            raise (as_provider_error(exc, self.provider) or exc) from exc
-        yield LLMResult(
-            content="".join(text),
-            tool_calls=tuple(
-                _call(c["id"], c["name"], "".join(c["json"])) for _, c in sorted(calls.items())
-            ),
-            usage=_usage(usage, params["model"], self.prices),
-            finish_reason=_FINISH.get(finish, "other"),
-            model=model,
-        )
+        completions = self._clients.for_call().chat.completions
+        with ProviderCall(self.provider, "x-request-id") as call:
+            async with completions.with_streaming_response.create(**params) as response:
+                call.answered(response.headers)
+                await stream_body(response)
+                assembly = _Assembly(params["model"])
+                async for _, data in sse_events(response.iter_lines()):
+                    if data.strip() == "[DONE]":
+                        assembly.done = True
+                        break
+                    for delta in assembly.take(obj(event_data(data), "chunk")):
+                        yield delta
+            yield assembly.result(self.prices)
 
     def __repr__(self) -> str:
         return "OpenAILLM()"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
@@ -15,6 +15,7 @@ from agentkit.core.runtime.spans import add_span_event
 from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, describe_value, is_structured
 from agentkit.tools.declarations.binding import ArgumentBinder, analyse_signature
 from agentkit.tools.declarations.schema import describe_tool
+from agentkit.tools.declarations.url_paths import resolve_url_paths
 from agentkit.tools.definition_problems import BrokenTool, collecting, refuse
 
 __all__ = ["FunctionTool", "tool"]
@@ -103,6 +104,7 @@ class FunctionTool:
         "schema",
         "side_effecting",
         "url_arg",
+        "url_paths",
     )
 
     name: str
@@ -112,7 +114,8 @@ class FunctionTool:
     side_effecting: bool
     requires_approval: bool
     idempotent: bool
-    url_arg: str | None
+    url_arg: str | tuple[str, ...] | None
+    url_paths: tuple[tuple[str, ...], ...]
     cost_usd: float
 
     def __init__(
@@ -126,7 +129,7 @@ class FunctionTool:
         description: str | None = None,
         output_schema: Any = _INFER,
         advertise: bool = True,
-        url_arg: str | None = None,
+        url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
     ) -> None:
         if not callable(fn):
@@ -150,12 +153,8 @@ class FunctionTool:
         )
         self._is_async = _is_async(fn)
         self.fn = fn
-        if url_arg is not None and url_arg not in self._binder.accepted:
-            raise ToolDefinitionError(
-                f"tool {self.name!r}: url_arg={url_arg!r} names no parameter; "
-                f"parameters: {list(self._binder.accepted)}"
-            )
-        self.url_arg = url_arg
+        self.url_paths = resolve_url_paths(self.name, url_arg, info.annotations)
+        self.url_arg = url_arg if url_arg is None or isinstance(url_arg, str) else tuple(url_arg)
         if not isinstance(cost_usd, int | float) or isinstance(cost_usd, bool) or cost_usd < 0:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: cost_usd= must be a non-negative number, got {cost_usd!r}"
@@ -174,7 +173,7 @@ class FunctionTool:
         description: str | None = None,
         output_schema: Any = _INFER,
         advertise: bool = True,
-        url_arg: str | None = None,
+        url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
     ) -> FunctionTool:
         """Wrap ``fn``. Unlike ``@tool``, ``side_effecting`` defaults to False: pass it
@@ -255,7 +254,7 @@ def tool(
     description: str | None = None,
     output_schema: Any = _INFER,
     advertise: bool = True,
-    url_arg: str | None = None,
+    url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
@@ -271,7 +270,7 @@ def tool(
     description: str | None = None,
     output_schema: Any = _INFER,
     advertise: bool = True,
-    url_arg: str | None = None,
+    url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
 ) -> Any:
     """Declare a function as a tool.
@@ -282,7 +281,9 @@ def tool(
     description unless ``description=`` is given. ``output_schema=`` overrides the
     validated return type, or ``None`` opts out. ``advertise=False`` keeps the tool
     callable but hidden from the model (its schema is None). ``url_arg=`` names the
-    argument holding a URL the tool will fetch, so ``egress()`` can vet it first;
+    argument holding a URL the tool will fetch (a dotted path such as ``"request.url"``
+    reaches into a structured argument; a tuple names several), so ``egress()`` can vet
+    it first;
     ``cost_usd=`` what one call costs, so ``meter()`` can hold it to a budget.
     """
     if side_effecting is _MISSING:

@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks a provider's wire format from a script.
 
 It records every request (path, headers, JSON body) and answers each with the next
-scripted response: a JSON body with a status, or a server-sent-events stream.
+scripted response: a JSON body with a status, raw bytes of any content type (a broken
+reply), or a server-sent-events stream.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ class Reply:
     body: Any = None
     events: list[tuple[str | None, Any]] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    """Sent as it is instead of ``body``, with ``content_type``."""
+    content_type: str = "application/json"
+    length: int | None = None
+    """A content-length to announce instead of the real one: more than is sent makes
+    the server hang up in the middle of the body."""
+    hold: threading.Event | None = None
+    """For a stream: after its events, keep the connection open until this is set."""
 
 
 class WireServer:
@@ -60,26 +69,34 @@ class WireServer:
                 if reply.events is not None:
                     self._stream(reply)
                 else:
-                    payload = json.dumps(reply.body).encode()
+                    payload = json.dumps(reply.body).encode() if reply.raw is None else reply.raw
                     self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
+                    self.send_header("content-type", reply.content_type)
+                    length = len(payload) if reply.length is None else reply.length
+                    self.send_header("content-length", str(length))
                     for key, value in reply.headers.items():
                         self.send_header(key, value)
                     self.end_headers()
                     self.wfile.write(payload)
+                    if length != len(payload):
+                        self.wfile.flush()
+                        self.close_connection = True
 
             def _stream(self, reply: Reply) -> None:
                 self.send_response(reply.status)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
                 self.end_headers()
                 for name, data in reply.events or ():
                     text = data if isinstance(data, str) else json.dumps(data)
                     frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
                     self.wfile.write(frame.encode())
                     self.wfile.flush()
+                if reply.hold is not None:
+                    reply.hold.wait(timeout=30)
                 self.close_connection = True
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

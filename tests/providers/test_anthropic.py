@@ -9,7 +9,7 @@ import pytest
 from agentkit.agents import Agent, FinalEvent, TextDeltaEvent, ToolCallEvent, ToolResultEvent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.errors import ProviderError
-from agentkit.core.contracts.types import ChatRequest, Message
+from agentkit.core.contracts.types import ChatRequest, LLMResult, Message
 from agentkit.core.policies import retry
 from agentkit.core.testing import make_test_ctx
 from agentkit.providers import AnthropicLLM
@@ -254,3 +254,35 @@ async def test_missing_credentials_name_the_environment_variable(
         "anthropic: no credentials: set ANTHROPIC_API_KEY or pass AnthropicLLM(api_key=...)"
     )
     assert not info.value.transient
+
+
+async def test_a_tool_input_that_is_not_an_object_becomes_a_repair_turn(wire: WireServer) -> None:
+    wire.reply(
+        message([{"type": "tool_use", "id": "toolu_1", "name": "city_population",
+                  "input": "Lisbon"}], "tool_use"),
+        message([{"type": "tool_use", "id": "toolu_2", "name": "city_population",
+                  "input": {"city": "Lisbon"}}], "tool_use"),
+        message([{"type": "text", "text": "545,000."}], "end_turn"),
+    )
+    result = await agent().run("How big is Lisbon?", make_test_ctx(llm=llm(wire)))
+    assert result.output == "545,000."
+    repair = wire.bodies()[1]["messages"][-1]["content"]
+    assert repair == [{
+        "type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
+        "content": "tool 'city_population' call rejected: invalid argument(s): arguments: "
+                   "expected a JSON object, got a string. Accepted arguments: ['city']",
+    }]
+    assert wire.bodies()[2]["messages"][-1]["content"][0]["content"] == "545000"
+
+
+async def test_a_stream_is_priced_as_the_model_asked_for(wire: WireServer) -> None:
+    turn = streamed_text_turn("hi")
+    assert turn.events is not None
+    turn.events[0][1]["message"]["model"] = "claude-snapshot-unpriced"
+    wire.reply(turn)
+    events = [e async for e in llm(wire).stream(
+        ChatRequest(model=MODEL, messages=(Message("user", "hi"),)), make_test_ctx())]
+    final = events[-1]
+    assert isinstance(final, LLMResult)
+    assert final.model == "claude-snapshot-unpriced"
+    assert final.usage.cost_usd == pytest.approx((60 * 3 + 12 * 15) / 1e6)

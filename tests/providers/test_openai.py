@@ -192,6 +192,8 @@ async def test_streaming_assembles_parallel_tool_call_fragments(wire: WireServer
          False),
         (400, {"error": {"message": "too long", "code": "context_length_exceeded"}},
          "context_length", False),
+        (429, {"error": {"message": "You exceeded your current quota", "type":
+                         "insufficient_quota", "code": "insufficient_quota"}}, "billing", False),
     ],
 )
 async def test_errors_keep_the_providers_message_and_say_whether_to_retry(

@@ -30,6 +30,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agentkit.core.contracts._quote import cut, quote_names
+
+_MAX_REASON = 500  # characters of one reason an error message carries
+
+
+def _cut(text: str) -> str:
+    return cut(text, _MAX_REASON)
+
+
+def _quote_text(text: str) -> str:
+    return repr(cut(text, 200))
+
 
 class AgentkitError(Exception):
     """Root of every error agentkit raises on purpose."""
@@ -70,9 +82,9 @@ class ToolArgumentError(ModelCallError, ValueError):
         if self.missing:
             problems.append(f"missing required argument(s) {list(self.missing)}")
         if self.unexpected:
-            problems.append(f"unexpected argument(s) {list(self.unexpected)}")
+            problems.append(f"unexpected argument(s) {quote_names(self.unexpected)}")
         if self.invalid:
-            details = "; ".join(f"{name}: {reason}" for name, reason in self.invalid)
+            details = "; ".join(f"{name}: {_cut(reason)}" for name, reason in self.invalid)
             problems.append(f"invalid argument(s): {details}")
         super().__init__(
             f"tool {tool!r} call rejected: {'; '.join(problems)}. "
@@ -86,7 +98,9 @@ class ToolNotFoundError(ModelCallError, LookupError):
     def __init__(self, name: str, available: Sequence[str]) -> None:
         self.name = name
         self.available = tuple(available)
-        super().__init__(f"no tool named {name!r}. Available tools: {list(self.available)}")
+        super().__init__(
+            f"no tool named {cut(name, 100)!r}. Available tools: {list(self.available)}"
+        )
 
 
 class OutputCoercionError(ModelCallError, ValueError):
@@ -155,8 +169,8 @@ class EgressRefused(ModelCallError, ValueError):
         self.url = url
         self.reason = reason
         super().__init__(
-            f"tool {tool!r} call refused: argument {argument!r} = {url!r} is not allowed: "
-            f"{reason}"
+            f"tool {tool!r} call refused: argument {argument!r} = {_quote_text(url)} is not "
+            f"allowed: {_cut(reason)}"
         )
 
 
@@ -196,7 +210,10 @@ class ProviderError(AgentkitError):
 
     ``transient`` is True for rate limits, overload, timeouts, connection failures and
     5xx answers: worth retrying. Authentication, permission, bad-request and
-    context-length errors are permanent.
+    context-length errors are permanent. ``request_id`` is the provider's id for the
+    request, when its reply carried one (quote it to the provider's support);
+    ``retry_after`` is the wait in seconds the provider asked for, which ``retry()``
+    honours.
     """
 
     def __init__(
@@ -207,11 +224,15 @@ class ProviderError(AgentkitError):
         transient: bool,
         status: int | None = None,
         kind: str = "error",
+        request_id: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.provider = provider
         self.transient = transient
         self.status = status
         self.kind = kind
+        self.request_id = request_id
+        self.retry_after = retry_after
         super().__init__(message)
 
 

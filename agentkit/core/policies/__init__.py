@@ -15,7 +15,7 @@ from agentkit.core.policies.idempotent import idempotent
 from agentkit.core.policies.memoize import memoize
 from agentkit.core.policies.meter import meter
 from agentkit.core.policies.prices import DEFAULT_PRICES, ModelPrice, PriceTable
-from agentkit.core.policies.retry import exponential_backoff, retry
+from agentkit.core.policies.retry import exponential_backoff, retry, under_retry
 from agentkit.core.policies.tracing import tracing
 
 __all__ = [
@@ -41,4 +41,5 @@ __all__ = [
     "meter",
     "retry",
     "tracing",
+    "under_retry",
 ]

@@ -1,11 +1,13 @@
 """egress(): keep tools that fetch URLs away from internal addresses.
 
-A tool declares which argument holds a URL (``@tool(..., url_arg="url")``). Before it
-runs, that URL must be http(s), name a host, and the host must not be loopback,
-private, link-local, reserved, multicast or otherwise non-global in any spelling an
-HTTP client would accept: dotted, decimal (``2130706433``), hex (``0x7f.1``), octal
-(``0177.0.0.1``), short (``127.1``), IPv6, IPv4-mapped or -embedded IPv6, or a
-``localhost`` name. With an allowlist, the host must also be on it.
+A tool declares where its URLs are (``@tool(..., url_arg="url")``, a dotted path such
+as ``"request.url"``, or several). Before it runs, each URL must be http(s), name a
+host, and the host must not be loopback, private, link-local, reserved, multicast or
+otherwise non-global in any spelling an HTTP client would accept: dotted, decimal
+(``2130706433``), hex (``0x7f.1``), octal (``0177.0.0.1``), short (``127.1``), IPv6,
+IPv4-mapped or -embedded IPv6, or a ``localhost`` name. The host is judged in every form
+a client could derive from it (Unicode full stops, fullwidth characters and invisible
+code points included; see ``_hosts``). With an allowlist, every form must be on it.
 
 The check reads the URL text; it does not resolve names (so it cannot see a public
 name that a DNS server points at a private address). Pass ``resolve=True`` to also
@@ -18,12 +20,14 @@ import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from agentkit.core.contracts._quote import cut
 from agentkit.core.contracts.errors import EgressRefused
 from agentkit.core.contracts.types import ToolRequest
+from agentkit.core.policies._hosts import ascii_name, client_hosts
 
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
@@ -33,6 +37,7 @@ __all__ = ["check_url", "egress"]
 _HOSTNAME = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*$")
 _LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_SHOWN = 200  # the most of a URL or host an error message quotes
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -84,64 +89,121 @@ def _allowed(host: str, allow: tuple[str, ...]) -> bool:
     return False
 
 
-def check_url(url: Any, allow_hosts: Iterable[str] | None = None) -> str | None:
-    """Why ``url`` may not be fetched, or None when it may. Reads the text only."""
-    if not isinstance(url, str):
-        return f"expected a URL string, got {type(url).__name__}"
-    if any(c in url for c in "\\\x00\t\r\n ") or any(ord(c) < 32 for c in url):
-        return "the URL contains whitespace, control characters or backslashes"
+def _allow_entries(allow_hosts: Iterable[str]) -> tuple[str, ...]:
+    """Allowlist entries as A-label hosts, the form a client resolves and the URL's
+    hosts are compared in."""
+    entries = []
+    for raw in allow_hosts:
+        text = str(raw).strip()
+        wildcard = text.startswith("*.")
+        name = ascii_name(text[2:] if wildcard else text)
+        if not name or not (_HOSTNAME.match(name) or (not wildcard and _is_address(name))):
+            raise ValueError(
+                f"egress(): allow_hosts entry {_shown(text)} is not a host name; give names "
+                "such as 'api.example.com' or '*.example.com'"
+            )
+        entries.append(f"*.{name}" if wildcard else name)
+    return tuple(entries)
+
+
+def _is_address(text: str) -> bool:
     try:
-        parts = urlsplit(url)
-        raw_host = parts.hostname
-        parts.port  # noqa: B018 - raises ValueError on a malformed port
-    except ValueError as exc:
-        return f"the URL does not parse: {exc}"
-    if parts.scheme not in ("http", "https"):
-        return f"scheme {parts.scheme!r} is not allowed; only http and https are"
-    if not raw_host:
-        return "the URL names no host"
-    host = raw_host.rstrip(".").lower()
-    if "%" in host:
-        host = host.split("%", 1)[0]  # an IPv6 zone id
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _shown(text: str) -> str:
+    """``repr(text)``, cut to a length an error message can carry."""
+    return repr(cut(text, _SHOWN))
+
+
+def _name_problem(host: str, raw: str) -> str | None:
+    """Why the ASCII host ``host`` (spelled ``raw`` in the URL) is not fetchable."""
     address: IPAddress | None
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         address = _as_ipv4(host)
     if address is not None:
-        why = _internal(address)
-        if why is not None:
-            return why
-    else:
-        if not host.isascii():
-            try:
-                host = host.encode("idna").decode("ascii")
-            except UnicodeError:
-                return f"host {raw_host!r} is not a valid name"
-        if not _HOSTNAME.match(host):
-            return f"host {raw_host!r} is not a valid name"
-        if host in _LOCAL_NAMES or host.endswith(".localhost") or host.endswith(".local"):
-            return f"{host} names this machine or the local network"
-        if re.fullmatch(r"[0-9.]+", host):
-            return f"host {raw_host!r} is not a valid address"
-    if allow_hosts is not None:
-        allow = tuple(h.lower().rstrip(".") for h in allow_hosts)
-        if not _allowed(host, allow):
-            return f"host {host!r} is not on the allowlist {list(allow)}"
+        return _internal(address)
+    if not _HOSTNAME.match(host):
+        return f"host {_shown(raw)} is not a valid name"
+    if host in _LOCAL_NAMES or host.endswith(".localhost") or host.endswith(".local"):
+        return f"{_cut(host)} names this machine or the local network"
+    if re.fullmatch(r"[0-9.]+", host):
+        return f"host {_shown(raw)} is not a valid address"
     return None
 
 
-async def _resolved_problem(url: str) -> str | None:
-    host = (urlsplit(url).hostname or "").rstrip(".")
+def _vet(url: Any, allow: tuple[str, ...] | None) -> tuple[str | None, tuple[str, ...]]:
+    """Why ``url`` may not be fetched (or None), and the hosts a client would resolve."""
+    if not isinstance(url, str):
+        return f"expected a URL string, got {type(url).__name__}", ()
+    if any(c in url for c in "\\\x00\t\r\n ") or any(ord(c) < 32 for c in url):
+        return "the URL contains whitespace, control characters or backslashes", ()
     try:
-        infos = await asyncio.to_thread(socket.getaddrinfo, host, None)
-    except OSError as exc:
-        return f"host {host!r} does not resolve: {exc}"
-    for info in infos:
-        raw = str(info[4][0]).split("%", 1)[0]
-        why = _internal(ipaddress.ip_address(raw))
+        parts = urlsplit(url)
+        raw_host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a malformed port
+    except ValueError as exc:
+        return f"the URL does not parse: {_cut(str(exc))}", ()
+    if parts.scheme not in ("http", "https"):
+        return f"scheme {_shown(parts.scheme)} is not allowed; only http and https are", ()
+    if not raw_host:
+        return "the URL names no host", ()
+    host = raw_host
+    if "%" in host and ":" in host:
+        host = host.split("%", 1)[0]  # an IPv6 zone id
+    forms = client_hosts(host)
+    if not forms:
+        return (
+            f"host {_shown(raw_host)} is not a valid name: no HTTP client can map it to an "
+            "ASCII host of letters, digits and hyphens"
+        ), ()
+    for form in forms:
+        why = _name_problem(form, raw_host)
         if why is not None:
-            return f"{host} resolves to {why}"
+            return why, forms
+    if allow is not None:
+        for form in forms:
+            if not _allowed(form, allow):
+                if form == raw_host.rstrip(".").lower():
+                    return f"host {_shown(form)} is not on the allowlist {list(allow)}", forms
+                return (
+                    f"host {_shown(raw_host)} resolves as {_shown(form)}, which is not on the "
+                    f"allowlist {list(allow)}"
+                ), forms
+    return None, forms
+
+
+def _cut(text: str) -> str:
+    return cut(text, _SHOWN)
+
+
+def check_url(url: Any, allow_hosts: Iterable[str] | None = None) -> str | None:
+    """Why ``url`` may not be fetched, or None when it may. Reads the text only.
+
+    The host is judged in every form an HTTP client could resolve it as (see
+    :mod:`agentkit.core.policies._hosts`); with ``allow_hosts``, every form must be on
+    the list, compared as A-labels.
+    """
+    allow = None if allow_hosts is None else _allow_entries(allow_hosts)
+    return _vet(url, allow)[0]
+
+
+async def _resolved_problem(forms: tuple[str, ...]) -> str | None:
+    for host in forms:
+        try:
+            infos = await asyncio.to_thread(socket.getaddrinfo, host, None)
+        except OSError as exc:
+            return f"host {_shown(host)} does not resolve: {exc}"
+        for info in infos:
+            raw = str(info[4][0]).split("%", 1)[0]
+            why = _internal(ipaddress.ip_address(raw))
+            if why is not None:
+                return f"{_cut(host)} resolves to {why}"
     return None
 
 
@@ -149,12 +211,61 @@ def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -
     """Refuse, before the tool runs, a URL argument that points anywhere internal, or
     (with ``allow_hosts``; ``*.example.com`` matches subdomains) anywhere not listed.
 
-    Applies to tools that declare ``url_arg``. The refusal is an
+    Applies to tools that declare ``url_arg`` (one argument, a dotted path into a
+    structured argument, or several). The refusal is an
     :class:`~agentkit.core.contracts.errors.EgressRefused`, which the agent loop hands
-    back to the model as a tool error; it is never retried.
+    back to the model as a tool error; it is never retried. Raises ValueError for an
+    allowlist entry that is not a host name.
     """
-    allow = None if allow_hosts is None else tuple(allow_hosts)
+    allow = None if allow_hosts is None else _allow_entries(allow_hosts)
     return _Egress(allow, resolve)
+
+
+_ABSENT: Any = object()
+
+
+def _url_paths(tool: Any) -> tuple[tuple[str, ...], ...]:
+    """The key paths of a tool that names its URL arguments but not their paths."""
+    url_arg = getattr(tool, "url_arg", None)  # a tool that only names its arguments
+    if not url_arg:
+        return ()
+    names = (url_arg,) if isinstance(url_arg, str) else tuple(url_arg)
+    return tuple(tuple(name.split(".")) for name in names)
+
+
+def _field(value: Any, key: str) -> Any:
+    """``value[key]`` for a JSON object, the field ``key`` of a structured value passed
+    as an instance, or _ABSENT."""
+    if isinstance(value, Mapping):
+        return value.get(key, _ABSENT)
+    if isinstance(value, str | int | float | tuple | list):
+        return _ABSENT
+    found = getattr(value, key, _ABSENT)
+    if found is _ABSENT:  # a Pydantic model instance, addressed by a field's alias
+        for name, info in (getattr(type(value), "model_fields", None) or {}).items():
+            if getattr(info, "alias", None) == key:
+                return getattr(value, name, _ABSENT)
+    return found
+
+
+def _urls_at(value: Any, path: tuple[str, ...]) -> list[Any]:
+    """The URL values at ``path``: none where it is absent or null (the tool's own
+    argument check reports a missing required one); an array on the way, or at the
+    end, gives each of its items."""
+    found: list[Any] = []
+    pending = [(value, 0)]
+    while pending:
+        value, step = pending.pop()
+        if isinstance(value, tuple | list):
+            pending.extend((item, step) for item in reversed(value))
+        elif step == len(path):
+            if value is not None:
+                found.append(value)
+        else:
+            value = _field(value, path[step])
+            if value is not _ABSENT and value is not None:
+                pending.append((value, step + 1))
+    return found
 
 
 class _Egress:
@@ -167,19 +278,17 @@ class _Egress:
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         if not isinstance(request, ToolRequest):
             return await call_next(request, ctx)
-        url_arg = getattr(request.tool, "url_arg", None)
-        if url_arg:
-            names = (url_arg,) if isinstance(url_arg, str) else tuple(url_arg)
-            for name in names:
-                if name not in request.arguments:
-                    continue  # the tool's own argument check reports a missing one
-                url = request.arguments[name]
-                why = check_url(url, self._allow)
+        paths = getattr(request.tool, "url_paths", None)
+        if paths is None:
+            paths = _url_paths(request.tool)
+        for path in paths:
+            for url in _urls_at(request.arguments, path):
+                why, forms = _vet(url, self._allow)
                 if why is None and self._resolve:
-                    why = await _resolved_problem(url)
+                    why = await _resolved_problem(forms)
                 if why is not None:
                     request.meta["egress"] = "refused"
-                    raise EgressRefused(request.name, name, str(url), why)
+                    raise EgressRefused(request.name, ".".join(path), str(url), why)
         return await call_next(request, ctx)
 
     def __repr__(self) -> str:

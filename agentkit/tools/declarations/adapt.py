@@ -23,7 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.core.contracts.frozen import FrozenDict, freeze
+from agentkit.core.contracts._quote import cut, digits, quote, quote_names
+from agentkit.core.contracts.frozen import FrozenDict, freeze, thaw
 
 __all__ = ["Adapter", "Invalid", "adapt", "describe_value", "thaw"]
 
@@ -60,13 +61,16 @@ _JSON_TYPE_NAMES = {
 
 
 def describe_value(value: Any) -> str:
-    """``integer 3``, ``string '3'``, ``array``: how a value looks to a JSON reader."""
+    """``integer 3``, ``string '3'``, ``array``: how a value looks to a JSON reader, in
+    at most about 60 characters whatever the value."""
     if isinstance(value, bool):
         return f"boolean {'true' if value else 'false'}"
+    if isinstance(value, int) and value.bit_length() > 190 and digits(value) > 57:
+        return f"integer of {digits(value)} digits"  # repr() fails past 4,300 digits
     for py_type, json_name in _JSON_TYPE_NAMES.items():
         if isinstance(value, py_type):
-            shown = repr(value)
-            if len(shown) > 60:
+            shown = repr(value[:61] if isinstance(value, str) else value)
+            if len(shown) > 60 or (isinstance(value, str) and len(value) > 61):
                 shown = shown[:57] + "..."
             return f"{json_name} {shown}" if value is not None else "null"
     if isinstance(value, Mapping):
@@ -74,15 +78,6 @@ def describe_value(value: Any) -> str:
     if isinstance(value, list | tuple | set | frozenset):
         return "array"
     return type(value).__name__
-
-
-def thaw(value: Any) -> Any:
-    """Plain dicts and lists from frozen ones, for libraries that want JSON-shaped input."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [thaw(v) for v in value]
-    return value
 
 
 def _copy_schema(schema: Any) -> Any:
@@ -124,7 +119,10 @@ def _coerce_int(value: Any) -> Any:
 
 def _coerce_float(value: Any) -> Any:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer past 1.8e308
+            raise _expect("a number a float can hold (at most about 1.8e308)")(value) from None
     raise _expect("a number")(value)
 
 
@@ -234,7 +232,7 @@ def _mapping(build: type, value_adapter: Adapter | None, name: str) -> Adapter:
             try:
                 out[key] = value_coerce(element)
             except Invalid as exc:
-                raise Invalid(f"key {key!r}: {exc.reason}") from None
+                raise Invalid(f"key {quote(key)}: {exc.reason}") from None
         return build(out)
 
     return Adapter(schema, coerce, name)
@@ -262,7 +260,7 @@ def _literal(values: tuple[Any, ...]) -> Adapter:
         for allowed in values:
             if value == allowed and type(value) is type(allowed):
                 return allowed
-        raise Invalid(f"{value!r} is not a valid option; expected one of {enum_values}")
+        raise Invalid(f"{quote(value)} is not a valid option; expected one of {enum_values}")
 
     return Adapter(schema, coerce, f"Literal{enum_values}")
 
@@ -281,7 +279,9 @@ def _enum(cls: type[enum.Enum]) -> Adapter:
         for member in members:
             if member.value == value and type(member.value) is type(value):
                 return member
-        raise Invalid(f"{value!r} is not a valid {cls.__name__}; expected one of {enum_values}")
+        raise Invalid(
+            f"{quote(value)} is not a valid {cls.__name__}; expected one of {enum_values}"
+        )
 
     return Adapter(schema, coerce, cls.__name__)
 
@@ -355,13 +355,15 @@ def _struct(
         if missing:
             problems.append(f"missing field(s) {missing}")
         if unknown:
-            problems.append(f"unknown field(s) {unknown}; {name} has {list(by_name)}")
+            problems.append(
+                f"unknown field(s) {quote_names(unknown)}; {name} has {list(by_name)}"
+            )
         if problems:
             raise Invalid("; ".join(problems))
         try:
             return build(**kwargs)
         except Exception as exc:
-            raise Invalid(f"{name} rejected the value: {exc}") from None
+            raise Invalid(f"{name} rejected the value: {cut(str(exc), 300)}") from None
 
     return Adapter(schema, coerce, name, structured=True)
 
@@ -418,14 +420,22 @@ def _pydantic_model(cls: Any) -> Adapter:
         except ValueError as exc:
             errors = getattr(exc, "errors", None)
             if callable(errors):
-                details = "; ".join(
-                    f"{'.'.join(str(p) for p in e.get('loc', ())) or 'value'}: {e.get('msg')}"
-                    for e in errors()
-                )
+                details = _pydantic_details(errors())
                 raise Invalid(f"not a valid {cls.__name__}: {details}") from None
-            raise Invalid(f"not a valid {cls.__name__}: {exc}") from None
+            raise Invalid(f"not a valid {cls.__name__}: {cut(str(exc), 300)}") from None
 
     return Adapter(schema, coerce, cls.__name__, structured=True)
+
+
+def _pydantic_details(errors: list[Any]) -> str:
+    details = [
+        f"{cut('.'.join(str(p) for p in e.get('loc', ())), 100) or 'value'}: "
+        f"{cut(str(e.get('msg')), 200)}"
+        for e in errors[:5]
+    ]
+    if len(errors) > 5:
+        details.append(f"... {len(errors) - 5} more")
+    return "; ".join(details)
 
 
 def is_pydantic_model(tp: Any) -> bool:

@@ -27,6 +27,7 @@ CONTEXT_NAMES = ("ctx", "context")
 """Parameter names that receive the live RunContext when unannotated or typed RunContext."""
 
 _EMPTY = inspect.Parameter.empty
+_TOO_DEEP = "nested too deeply to check; send a value nested less deeply"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,8 @@ class ArgumentBinder:
                 kwargs[key] = coerce(value)
             except Invalid as exc:
                 invalid.append((key, exc.reason))
+            except RecursionError:  # a self-referencing type, fed a value nested too deep
+                invalid.append((key, _TOO_DEEP))
         missing = [name for name in self.required if name not in args]
         if unexpected or invalid or missing:
             raise ToolArgumentError(
@@ -92,6 +95,8 @@ class SignatureInfo:
     """The JSON Schema of the arguments."""
     return_annotation: Any
     """The resolved return annotation (``inspect.Parameter.empty`` when absent)."""
+    annotations: dict[str, Any]
+    """Each advertised parameter's resolved annotation (``Any`` when it has none)."""
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -133,6 +138,7 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read its signature: {exc}") from None
     hints = _type_hints(fn)
     coercers: dict[str, Callable[[Any], Any]] = {}
+    annotations: dict[str, Any] = {}
     properties: dict[str, Any] = {}
     required: list[str] = []
     context_name: str | None = None
@@ -164,7 +170,8 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
                 f"{param.name!r} does not resolve to a type (is it defined inside a function, "
                 "or imported only under TYPE_CHECKING?); define or import it at module level"
             )
-        adapter: Adapter = adapt(Any if annotation is _EMPTY else annotation)
+        annotations[param.name] = Any if annotation is _EMPTY else annotation
+        adapter: Adapter = adapt(annotations[param.name])
         coercers[param.name] = adapter.coerce
         properties[param.name] = fresh_schema(adapter)
         if param.default is _EMPTY:
@@ -190,6 +197,7 @@ def analyse_signature(fn: Callable[..., Any], tool_name: str) -> SignatureInfo:
         binder=binder,
         parameters=parameters,
         return_annotation=hints.get("return", signature.return_annotation),
+        annotations=annotations,
     )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentkit.core.contracts._quote import cut, quote
+
 __all__ = ["schema_errors"]
 
 _TYPE_CHECKS = {
@@ -63,9 +65,9 @@ def _check(
             errors.append(f"{path}: expected {' or '.join(kinds)}, got {_kind(value)}")
             return
     if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
-        errors.append(f"{path}: {value!r} is not one of {list(schema['enum'])}")
+        errors.append(f"{path}: {quote(value)} is not one of {list(schema['enum'])}")
     if "const" in schema and not _same(value, schema["const"]):
-        errors.append(f"{path}: expected {schema['const']!r}, got {value!r}")
+        errors.append(f"{path}: expected {schema['const']!r}, got {quote(value)}")
     for keyword in ("anyOf", "oneOf"):
         options = schema.get(keyword)
         if options and not any(not schema_errors_at(value, o, root) for o in options):
@@ -110,11 +112,13 @@ def _object(
     additional = schema.get("additionalProperties", True)
     for key, item in value.items():
         if key in properties:
-            _check(item, properties[key], f"{path}.{key}", root, errors, limit)
+            _check(item, properties[key], f"{path}.{_step(key)}", root, errors, limit)
         elif additional is False:
-            errors.append(f"{path}: unexpected property {key!r}; allowed: {list(properties)}")
+            errors.append(
+                f"{path}: unexpected property {quote(key)}; allowed: {list(properties)}"
+            )
         elif isinstance(additional, Mapping):
-            _check(item, additional, f"{path}.{key}", root, errors, limit)
+            _check(item, additional, f"{path}.{_step(key)}", root, errors, limit)
 
 
 def _bounds(
@@ -134,13 +138,18 @@ def _bounds(
 
 def _numeric(value: float, schema: Mapping[str, Any], path: str, errors: list[str]) -> None:
     if "minimum" in schema and value < schema["minimum"]:
-        errors.append(f"{path}: {value} is below the minimum {schema['minimum']}")
+        errors.append(f"{path}: {quote(value)} is below the minimum {schema['minimum']}")
     if "maximum" in schema and value > schema["maximum"]:
-        errors.append(f"{path}: {value} is above the maximum {schema['maximum']}")
+        errors.append(f"{path}: {quote(value)} is above the maximum {schema['maximum']}")
     if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-        errors.append(f"{path}: {value} must be above {schema['exclusiveMinimum']}")
+        errors.append(f"{path}: {quote(value)} must be above {schema['exclusiveMinimum']}")
     if "exclusiveMaximum" in schema and value >= schema["exclusiveMaximum"]:
-        errors.append(f"{path}: {value} must be below {schema['exclusiveMaximum']}")
+        errors.append(f"{path}: {quote(value)} must be below {schema['exclusiveMaximum']}")
+
+
+def _step(key: str) -> str:
+    """A key as one step of an error's path, cut so deep paths stay bounded."""
+    return cut(key, 40)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -159,3 +159,45 @@ def test_backoff_grows_exponentially_with_full_jitter_under_a_cap() -> None:
 def test_max_attempts_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_attempts must be at least 1, got 0"):
         retry(max_attempts=0)
+
+
+async def test_a_providers_retry_after_replaces_the_backoff_up_to_max_delay() -> None:
+    """A wait the provider asked for is kept, even on a cause, and capped by max_delay."""
+    asked = ProviderError("slow down", provider="openai", transient=True, status=429,
+                          retry_after=4.0)
+    wrapped = RuntimeError("the call failed")
+    wrapped.__cause__ = ProviderError("slow down", provider="openai", transient=True,
+                                      status=429, retry_after=90.0)
+    delays: list[float] = []
+
+    async def record(seconds: float) -> None:
+        delays.append(seconds)
+
+    for error in (asked, wrapped):
+        fault = FailFirst(error, 1)
+        ctx = make_test_ctx(tool_middleware=[
+            retry(max_attempts=2, backoff=lambda n: 0.5, max_delay=30.0, sleep=record), fault,
+        ])
+        assert await ctx.invoker.invoke_tool(ToolRequest("lookup", {"key": "k"}, lookup),
+                                             ctx) == "value of k"
+    assert delays == [4.0, 30.0]
+
+
+async def test_max_delay_caps_the_backoff_too() -> None:
+    delays: list[float] = []
+
+    async def record(seconds: float) -> None:
+        delays.append(seconds)
+
+    fault = FailFirst(TimeoutError("slow"), 2)
+    ctx = make_test_ctx(tool_middleware=[
+        retry(max_attempts=3, backoff=lambda n: 10.0 * n, max_delay=15.0, sleep=record), fault,
+    ])
+    await ctx.invoker.invoke_tool(ToolRequest("lookup", {"key": "k"}, lookup), ctx)
+    assert delays == [10.0, 15.0]
+
+
+def test_max_delay_must_be_a_number_of_seconds() -> None:
+    with pytest.raises(ValueError) as info:
+        retry(max_delay=-1.0)
+    assert str(info.value) == "max_delay must be a number of seconds >= 0, got -1.0"
