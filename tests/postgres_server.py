@@ -16,7 +16,7 @@ durability switched off for speed; :meth:`Server.stop` shuts it down and removes
   ``SIGQUIT`` when that process dies.
 
 Run ``python tests/postgres_server.py`` to start one by hand; it prints its DSN and stops
-on Ctrl-C.
+on Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -260,13 +259,22 @@ def _ready(path: Path) -> bool:
     return result.returncode == 0
 
 
-if __name__ == "__main__":
+def _serve() -> None:
     server = start()
     print(server.dsn, flush=True)
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    # Set explicitly: a shell's background job starts with SIGINT ignored.
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     try:
-        signal.pause()
-    except KeyboardInterrupt:
-        pass
+        while True:
+            signal.pause()
     finally:
         server.stop()
-        sys.exit(0)
+
+
+if __name__ == "__main__":
+    _serve()
