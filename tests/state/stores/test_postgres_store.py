@@ -252,3 +252,10 @@ def test_a_missing_driver_names_the_extra_to_install() -> None:
         "PostgresStore needs the asyncpg driver, which is not installed: "
         'pip install "agentkit-framework[postgres]"\n'
     )
+
+
+def test_the_stores_package_exports_postgres_store_lazily() -> None:
+    from agentkit.state import stores
+
+    assert "PostgresStore" in stores.__all__
+    assert stores.PostgresStore is PostgresStore
