@@ -50,6 +50,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("target", metavar="MODULE[:ATTR]", help="where the tools are")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP here")
     serve.add_argument("--name", help="the server name MCP clients see")
+    serve.add_argument("--token-env", metavar="NAME",
+                       help="require 'Authorization: Bearer <token>', the token read from $NAME")
+    serve.add_argument("--insecure-no-auth", action="store_true",
+                       help="serve a non-loopback address without a token")
+    serve.add_argument("--allow-host", action="append", metavar="HOST:PORT",
+                       help="a Host header to accept (repeatable; default: the bound address)")
+    serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                       help="an Origin header to accept (repeatable; default: the allowed hosts)")
     return parser
 
 
@@ -65,7 +73,11 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "mcp" and args.mcp_command == "serve":
         from agentkit.integrations.mcp.command import serve_command
 
-        return serve_command(args.target, http=args.http, name=args.name)
+        return serve_command(
+            args.target, http=args.http, name=args.name, token_env=args.token_env,
+            insecure_no_auth=args.insecure_no_auth, allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
+        )
     parser.print_help(sys.stderr)
     return 2
 

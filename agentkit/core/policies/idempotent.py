@@ -26,7 +26,9 @@ def idempotent(store: Store | None = None, *, ttl: float | None = None) -> ToolM
     A tool whose effect depends on current state, so that the model repeating a call
     is a new action (``FileTool``: viewing a note twice, with an edit between), declares
     ``idempotency_scope = "call"``: its key also holds the model's call id, so a retry or
-    a recovery of *that* call replays, while a new call with the same arguments runs.
+    a recovery of *that* call replays, while a new call with the same arguments runs. A
+    caller can ask the same of one request with ``meta={"idempotency_scope": "call"}``
+    (the MCP server does, keying on the client's request id).
 
     Sets ``request.meta["idempotency"]`` to ``"executed"`` or ``"replayed"``, and
     ``request.meta["idempotency_key"]`` before running the call.
@@ -48,9 +50,10 @@ class _Idempotent:
         digest = hash_arguments(request.arguments)
         request.meta["arguments_sha256"] = digest  # audit() reuses it instead of rehashing
         key = f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:{digest}"
-        if request.call_id is not None and (
-            getattr(request.tool, "idempotency_scope", "arguments") == "call"
-        ):
+        scope = request.meta.get("idempotency_scope") or getattr(
+            request.tool, "idempotency_scope", "arguments"
+        )
+        if request.call_id is not None and scope == "call":
             key = f"{key}:{request.call_id}"
         request.meta["idempotency_key"] = key  # lets an outer retry() know a repeat is safe
         value, created = await store.get_or_set(

@@ -11,6 +11,7 @@ from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
 from agentkit.core.contracts.ports import LLM, Observer, Store, Tracer
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime.invoker import Invoker
+from agentkit.core.runtime.reporting import LOG_LEVELS, report_log, report_progress
 
 _log = logging.getLogger("agentkit.runtime")
 
@@ -142,6 +143,26 @@ class RunContext:
             observer(kind, {"run_id": self.correlation_id, "depth": self.depth, **data})
         except Exception:
             _log.warning("observer failed on %r; continuing", kind, exc_info=True)
+
+    async def progress(
+        self, done: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report how far the running tool call has got: a ``tool.progress`` event, and
+        forwarded to the call's caller when it asked (an MCP progress token). Never raises."""
+        self.emit("tool.progress", done=done, total=total, message=message)
+        await report_progress(done, total, message)
+
+    async def log(self, level: str, message: str, /, **data: Any) -> None:
+        """Log a line from the running tool call: a ``tool.log`` event, and forwarded to
+        the call's caller when it listens (MCP ``notifications/message``).
+
+        ``level`` is one of ``debug info notice warning error critical alert emergency``;
+        anything else raises ValueError.
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; expected one of {list(LOG_LEVELS)}")
+        self.emit("tool.log", **{**data, "level": level, "message": message})
+        await report_log(level, message, data)
 
     def check_cancelled(self) -> None:
         """Raise :class:`RunCancelled` if the run was asked to stop."""

@@ -5,7 +5,7 @@ session.list_tools()`` gives :class:`MCPTool` objects that work wherever a local
 does, and ``MCPResources(session)`` recalls from the server's resources as a memory
 source. Serving: ``serve(tools, name=...)`` (or ``agentkit mcp serve MODULE``) offers
 agentkit tools to any MCP client, every call going through a RunContext and its
-middleware chain.
+middleware chain; a served tool asks the client's user with ``elicit(...)``.
 
 Needs the official SDK: ``pip install "agentkit-framework[mcp]"``. The names below
 load on first use, so importing this package stays cheap.
@@ -58,10 +58,17 @@ if TYPE_CHECKING:
     )
     from agentkit.integrations.mcp.mcp_tool import MCPTool
     from agentkit.integrations.mcp.resources import MCPResources
+    from agentkit.integrations.mcp.served_call import (
+        ElicitationUnavailable,
+        Elicited,
+        elicit,
+    )
     from agentkit.integrations.mcp.server import build_server, serve, serve_async
 
 __all__ = [
     "RUN_ID_META",
+    "ElicitationUnavailable",
+    "Elicited",
     "MCPConnectionError",
     "MCPResources",
     "MCPSession",
@@ -71,6 +78,7 @@ __all__ = [
     "build_server",
     "connect_http",
     "connect_stdio",
+    "elicit",
     "serve",
     "serve_async",
 ]
@@ -85,6 +93,9 @@ _HOMES = {
     "MCPToolError": "errors",
     "MCPTool": "mcp_tool",
     "MCPResources": "resources",
+    "ElicitationUnavailable": "served_call",
+    "Elicited": "served_call",
+    "elicit": "served_call",
     "build_server": "server",
     "serve": "server",
     "serve_async": "server",

@@ -14,37 +14,88 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from agentkit.cli import UsageError
 from agentkit.core.contracts.ports import Tool
+from agentkit.integrations.mcp.http_access import check_exposure, transport_security
 from agentkit.integrations.mcp.server import parse_host_port, serve
 from agentkit.tools.registry import ToolRegistry
 
 __all__ = ["find_tools", "load_target", "serve_command"]
 
 
-def serve_command(target: str, *, http: str | None = None, name: str | None = None) -> int:
+def serve_command(
+    target: str,
+    *,
+    http: str | None = None,
+    name: str | None = None,
+    token_env: str | None = None,
+    insecure_no_auth: bool = False,
+    allow_hosts: Sequence[str] | None = None,
+    allow_origins: Sequence[str] | None = None,
+) -> int:
     """Serve the tools at ``target`` over stdio, or streamable HTTP with ``http``.
 
-    Blocks until the client disconnects (stdio) or the process is interrupted.
+    Over HTTP, ``token_env`` names the environment variable holding the bearer token
+    clients must send. Blocks until the client disconnects (stdio) or the process is
+    interrupted.
     """
-    if http is not None:
-        try:
-            parse_host_port(http)
-        except ValueError as exc:
-            raise UsageError(f"--http: {exc}") from None
+    token = _http_access(http, token_env, insecure_no_auth, allow_hosts, allow_origins)
     # On stdio, stdout is the protocol: anything the module prints while it is
     # imported would corrupt the first message, so it goes to stderr instead.
     quiet = contextlib.redirect_stdout(sys.stderr) if http is None else contextlib.nullcontext()
     with quiet:
         module, attr = load_target(target)
         tools = find_tools(module, attr, target)
-    serve(tools, name=name or module.__name__.rpartition(".")[2], http=http)
+    serve(
+        tools,
+        name=name or module.__name__.rpartition(".")[2],
+        http=http,
+        auth_token=token,
+        insecure_no_auth=insecure_no_auth,
+        allowed_hosts=allow_hosts or None,
+        allowed_origins=allow_origins or None,
+    )
     return 0
+
+
+def _http_access(
+    http: str | None,
+    token_env: str | None,
+    insecure_no_auth: bool,
+    allow_hosts: Sequence[str] | None,
+    allow_origins: Sequence[str] | None,
+) -> str | None:
+    """The bearer token to require, after checking the HTTP options fit together."""
+    if http is None:
+        if token_env or insecure_no_auth or allow_hosts or allow_origins:
+            raise UsageError(
+                "--token-env, --insecure-no-auth, --allow-host and --allow-origin apply to "
+                "--http only: a stdio server has exactly one client, the process that started it"
+            )
+        return None
+    try:
+        host, port = parse_host_port(http)
+    except ValueError as exc:
+        raise UsageError(f"--http: {exc}") from None
+    token = None
+    if token_env is not None:
+        token = os.environ.get(token_env)
+        if not token or not token.strip():
+            raise UsageError(
+                f"--token-env {token_env}: the environment variable {token_env} is not set "
+                "or empty; set it to a long random secret"
+            )
+    try:  # refused here, before the target is imported, as serve() would refuse it
+        check_exposure(host, token, insecure_no_auth)
+        transport_security(host, port, allow_hosts or None, allow_origins or None)
+    except ValueError as exc:
+        raise UsageError(f"--http {http}: {exc}") from None
+    return token
 
 
 def _split(target: str) -> tuple[str, str | None]:
@@ -140,13 +191,10 @@ def find_tools(module: ModuleType, attr: str | None, target: str) -> ToolRegistr
 def _tools_in(value: Any, *, scanning: bool = False) -> list[Tool] | None:
     """The servable tools ``value`` is or holds, or None when it holds none.
 
-    ``ask_human`` is never served: it is answered by suspending an agent loop, and an
-    MCP call has no loop to suspend.
+    ``ask_human`` is served too: the server puts the question to the client's user
+    through elicitation.
     """
-    found = _held(value, scanning)
-    if found is None:
-        return None
-    return [tool for tool in found if not getattr(tool, "asks_human", False)]
+    return _held(value, scanning)
 
 
 def _held(value: Any, scanning: bool) -> list[Tool] | None:

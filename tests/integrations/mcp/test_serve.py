@@ -3,24 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from agentkit.agents import Agent
 from agentkit.core.assembly import make_ctx
 from agentkit.core.contracts.types import ToolRequest
-from agentkit.core.policies import Budget, audit, idempotent, meter
+from agentkit.core.policies import Budget, audit, meter
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM
 from agentkit.integrations.mcp import RUN_ID_META, build_server
 from agentkit.state.stores.memory import InMemoryStore
-from agentkit.tools import as_tool, tool
+from agentkit.tools import tool
 
 LIMIT = 20  # seconds any one test may take
 
@@ -29,9 +32,11 @@ LISTING = [
         "name": "city_population",
         "description": "Look up the most recent census population for a named city.",
         "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {"city": {"type": "string"}},
             "required": ["city"],
+            "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True},
     },
@@ -39,9 +44,11 @@ LISTING = [
         "name": "get_quote",
         "description": "Return the latest traded price for a stock ticker symbol.",
         "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {"symbol": {"type": "string"}},
             "required": ["symbol"],
+            "additionalProperties": False,
         },
         "outputSchema": {
             "type": "object",
@@ -54,9 +61,11 @@ LISTING = [
         "name": "refund",
         "description": "Issue a refund against a customer order and return the confirmation id.",
         "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {"order_id": {"type": "string"}, "amount_usd": {"type": "number"}},
             "required": ["order_id", "amount_usd"],
+            "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
         "_meta": {"agentkit/requiresApproval": True},
@@ -65,9 +74,11 @@ LISTING = [
         "name": "send_email",
         "description": "Send one email to a single recipient and return the provider message id.",
         "inputSchema": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
             "properties": {"to": {"type": "string"}, "body": {"type": "string"}},
             "required": ["to", "body"],
+            "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
     },
@@ -112,11 +123,12 @@ async def test_official_client_lists_and_calls_tools_served_by_the_cli_over_stdi
         "unexpected argument(s) ['town']. Accepted arguments: ['city']"
     ))
     assert [text_of(s) for s in sends] == [(False, "queued for ops@example.com")] * 2
-    assert effects.read_text().splitlines() == ["email ops@example.com"]  # one effect
+    # Two requests are two intended sends, even with the same arguments.
+    assert effects.read_text().splitlines() == ["email ops@example.com"] * 2
     assert text_of(refund) == (True, (
-        "tool 'refund' needs a human's approval and this MCP server has no way to ask for it, "
-        "so the call did not run. Start the server with serve(..., approve=callback) to let a "
-        "person decide"
+        "tool 'refund' needs a human's approval and this MCP server has no way to ask for it "
+        "(the client does not support elicitation), so the call did not run. Start the "
+        "server with serve(..., approve=callback) to let a person decide"
     ))
     assert text_of(quote) == (False, '{"symbol": "ACME", "price": 12.5}')
     assert quote.structured_content == {"symbol": "ACME", "price": 12.5}
@@ -126,69 +138,121 @@ async def test_official_client_lists_and_calls_tools_served_by_the_cli_over_stdi
     ))
 
 
-SERVE_WITH_IDEMPOTENT = '''
-import sys
+COUNTER = '''
+import asyncio
 
-from agentkit.core.policies import idempotent
-from agentkit.integrations.mcp import serve
-from shop_tools import send_email
+from agentkit.tools import tool
 
-serve([send_email], name="mailer", tool_middleware=[idempotent()])
+COUNT = {"value": 0}
+
+
+@tool(side_effecting=True)
+async def bump() -> int:
+    """Add one to the shared counter and return its new value."""
+    await asyncio.sleep(0.05)
+    COUNT["value"] += 1
+    return COUNT["value"]
 '''
 
 
-async def test_a_retried_side_effect_has_one_effect_per_session_under_idempotent(
-    agentkit_tools: Path, effects: Path, script: Callable[[str, str], Path]
+async def test_concurrent_side_effecting_calls_in_one_session_each_run(
+    script: Callable[[str, str], Path], http_server: Callable[[Sequence[str]], str]
 ) -> None:
-    path = script("serve_mailer.py", SERVE_WITH_IDEMPOTENT)
-    server = StdioServerParameters(
-        command=sys.executable, args=[str(path)], env={"EFFECTS_FILE": str(effects)}
-    )
-    email = {"to": "ops@example.com", "body": "prod is down"}
-    async with asyncio.timeout(LIMIT):
-        async with Client(server) as client:
-            [sent] = (await client.list_tools()).tools
-            first = await client.call_tool("send_email", email)
-            retried = await client.call_tool("send_email", email)
-            other = await client.call_tool("send_email", {**email, "to": "cto@example.com"})
-        assert effects.read_text().splitlines() == [
-            "email ops@example.com", "email cto@example.com"
-        ]
-        async with Client(server) as client:  # a new session is a new run: it really sends
-            await client.call_tool("send_email", email)
+    """Three concurrent bumps from one client's session are three intended bumps."""
+    path = script("counter.py", COUNTER)
+    url = http_server(agentkit_command(str(path), "--http", "127.0.0.1:{port}"))
+    async with asyncio.timeout(LIMIT), Client(url, mode="legacy") as client:
+        results = await asyncio.gather(*(client.call_tool("bump", {}) for _ in range(3)))
+        after = await client.call_tool("bump", {})
 
-    assert sent.name == "send_email"
-    assert text_of(first) == text_of(retried) == (False, "queued for ops@example.com")
-    assert text_of(other) == (False, "queued for cto@example.com")
-    assert effects.read_text().splitlines() == [
-        "email ops@example.com", "email cto@example.com", "email ops@example.com"
-    ]
+    assert sorted(text_of(r) for r in results) == [(False, "1"), (False, "2"), (False, "3")]
+    assert text_of(after) == (False, "4")
 
 
-async def test_the_cli_serves_streamable_http_with_one_run_per_session(
+async def post(http: Any, url: str, message: dict[str, Any], session: str | None) -> Any:
+    headers = {"accept": "application/json, text/event-stream",
+               "mcp-protocol-version": "2025-11-25"}
+    if session is not None:
+        headers["mcp-session-id"] = session
+    response = await http.post(url, json=message, headers=headers)
+    assert response.status_code in (200, 202), response.text
+    return response
+
+
+def rpc_result(response: Any) -> Any:
+    """The JSON-RPC result of a response sent as JSON or as server-sent events."""
+    if response.headers.get("content-type", "").startswith("application/json"):
+        return response.json()["result"]
+    for line in response.text.splitlines():
+        if line.startswith("data:") and '"result"' in line:
+            return json.loads(line[5:])["result"]
+    raise AssertionError(f"no result in {response.text!r}")
+
+
+async def test_a_retried_json_rpc_request_replays_and_a_new_request_runs(
     agentkit_tools: Path, effects: Path, http_server: Callable[[Sequence[str]], str]
 ) -> None:
+    """Idempotency is keyed on the client's request identity: the same request id in
+    the same session is a retry (answered from the first result); a new id is a new
+    call, even with the same arguments."""
+    url = http_server(agentkit_command(str(agentkit_tools), "--http", "127.0.0.1:{port}"))
+    email = {"name": "send_email", "arguments": {"to": "ops@example.com", "body": "down"}}
+    async with asyncio.timeout(LIMIT), httpx2.AsyncClient() as http:
+        opened = await post(http, url, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                        "params": {"protocolVersion": "2025-11-25",
+                                                   "capabilities": {},
+                                                   "clientInfo": {"name": "t", "version": "1"}}},
+                            None)
+        session = opened.headers["mcp-session-id"]
+        await post(http, url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        first = rpc_result(await post(http, url, {"jsonrpc": "2.0", "id": 7,
+                                                  "method": "tools/call", "params": email},
+                                      session))
+        retried = rpc_result(await post(http, url, {"jsonrpc": "2.0", "id": 7,
+                                                    "method": "tools/call", "params": email},
+                                        session))
+        assert effects.read_text().splitlines() == ["email ops@example.com"]
+        rpc_result(await post(http, url, {"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                                          "params": email}, session))
+
+    assert first == retried
+    assert first["content"] == [{"type": "text", "text": "queued for ops@example.com"}]
+    assert effects.read_text().splitlines() == ["email ops@example.com"] * 2
+
+
+async def test_a_client_sending_another_clients_session_id_does_not_join_its_run(
+    agentkit_tools: Path, effects: Path, http_server: Callable[[Sequence[str]], str]
+) -> None:
+    """Session-less HTTP (the 2026 single exchange): the Mcp-Session-Id header is the
+    caller's word, so it never picks a run, and an unauthenticated caller's run id
+    ties nothing together."""
     url = http_server(agentkit_command(str(agentkit_tools), "--http", "127.0.0.1:{port}"))
     email = {"to": "ops@example.com", "body": "down"}
-    async with asyncio.timeout(LIMIT):
-        async with Client(url, mode="legacy") as client:  # Mcp-Session-Id names the session
-            assert [t.name for t in (await client.list_tools()).tools] == [
-                t["name"] for t in LISTING
-            ]
-            population = await client.call_tool("city_population", {"city": "Porto"})
-            for _ in range(2):
-                await client.call_tool("send_email", email)
-        assert len(effects.read_text().splitlines()) == 1
-        async with Client(url) as client:  # 2026 single exchanges: no session at all ...
-            for _ in range(2):
-                await client.call_tool("send_email", email)
-        assert len(effects.read_text().splitlines()) == 3
-        async with Client(url) as client:  # ... unless the caller names its run
-            for _ in range(2):
-                await client.call_tool("send_email", email, meta={RUN_ID_META: "run-7"})
-        assert len(effects.read_text().splitlines()) == 4
+    sessions: list[str] = []
 
-    assert text_of(population) == (False, "231000")
+    async def remember(response: Any) -> None:
+        if "mcp-session-id" in response.headers:
+            sessions.append(response.headers["mcp-session-id"])
+
+    async with asyncio.timeout(LIMIT):
+        async with httpx2.AsyncClient(event_hooks={"response": [remember]}) as http, Client(
+            with_http(url, http), mode="legacy"
+        ) as victim:
+            await victim.call_tool("send_email", email, meta={RUN_ID_META: "run-1"})
+            async with httpx2.AsyncClient(
+                headers={"mcp-session-id": sessions[0]}
+            ) as stolen, Client(with_http(url, stolen)) as intruder:
+                await intruder.call_tool("send_email", email, meta={RUN_ID_META: "run-1"})
+                await intruder.call_tool("send_email", email, meta={RUN_ID_META: "run-1"})
+
+    # Nothing was answered from the victim's records: all three really sent.
+    assert effects.read_text().splitlines() == ["email ops@example.com"] * 3
+
+
+@asynccontextmanager
+async def with_http(url: str, http: Any) -> AsyncIterator[Any]:
+    async with streamable_http_client(url, http_client=http) as streams:
+        yield streams
 
 
 # -- in process: the policies every call goes through --------------------------------
@@ -270,57 +334,35 @@ async def test_a_budget_holds_across_the_calls_of_one_run() -> None:
                         tool_middleware=[meter()])
 
     server = build_server([divide], ctx_factory=metered)
-    results = [await call(server, "divide", {"a": 6, "b": 3}, run="r1") for _ in range(3)]
+    async with asyncio.timeout(LIMIT), Client(server) as client:
+        results = [
+            text_of(await client.call_tool("divide", {"a": 6, "b": 3}, meta={RUN_ID_META: "r1"}))
+            for _ in range(3)
+        ]
 
     assert results[:2] == [(False, "2.0")] * 2
     assert results[2] == (True, (
         "budget exceeded: tool call 'divide' refused: calls would reach 3 over the ceiling of 2"
     ))
-    assert list(budgets) == ["mcp-run-r1"]
+    assert list(budgets) == ["mcp-local/run-r1"]  # in process: the embedding app's run
 
 
-async def test_each_call_without_a_session_or_run_id_is_its_own_run() -> None:
+async def test_each_connection_is_a_session_and_each_session_a_run() -> None:
     store = InMemoryStore()
     server = build_server([divide], store=store, tool_middleware=[audit()])
-    for run in (None, None, "r9", "r9"):
-        await call(server, "divide", {"a": 1, "b": 2}, run=run)
+    for _ in range(2):
+        async with asyncio.timeout(LIMIT), Client(server, mode="legacy") as client:
+            for _ in range(2):
+                await client.call_tool("divide", {"a": 1, "b": 2})
+    async with asyncio.timeout(LIMIT), Client(server) as client:  # 2026: no sessions
+        for _ in range(2):
+            await client.call_tool("divide", {"a": 1, "b": 2})
 
     runs = [record.run_id for record in await store.list("audit")]
-    assert runs[0].startswith("mcp-call-") and runs[1].startswith("mcp-call-")
-    assert runs[0] != runs[1]
-    assert runs[2:] == ["mcp-run-r9", "mcp-run-r9"]
-
-
-async def test_a_served_tool_that_needs_a_model_gets_a_clear_error() -> None:
-    researcher = as_tool(
-        Agent(name="researcher", model="fake", prompt="You research."),
-        name="researcher",
-        description="Delegate a research sub-task and get a one-sentence summary back.",
-        side_effecting=False,
-    )
-    server = build_server([researcher])
-
-    assert await call(server, "researcher", {"task": "octopuses"}) == (True, (
-        "this agentkit MCP server has no model: a served tool called ctx.llm. Serve with "
-        "serve(..., ctx_factory=...) returning a context built on a real model"
-    ))
-
-
-async def test_a_named_run_replays_its_repeated_side_effect() -> None:
-    sent: list[str] = []
-
-    @tool(side_effecting=True)
-    def notify(msg: str) -> str:
-        """Page the on-call engineer with a short incident message."""
-        sent.append(msg)
-        return f"paged: {msg}"
-
-    server = build_server([notify], tool_middleware=[audit(), idempotent()])
-    for run in ("a", "a", "b"):
-        assert await call(server, "notify", {"msg": "db down"}, run=run) == (
-            False, "paged: db down"
-        )
-    assert sent == ["db down", "db down"]
+    assert runs[0] == runs[1] and runs[2] == runs[3] and runs[0] != runs[2]
+    assert runs[0].startswith("mcp-session-")
+    assert runs[4].startswith("mcp-call-") and runs[5].startswith("mcp-call-")
+    assert len(set(runs)) == 4
 
 
 def test_build_server_refuses_what_is_not_a_tool() -> None:
