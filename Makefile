@@ -13,12 +13,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# setuptools warns about editable installs on every build; nothing here is at risk.
+QUIET_BUILD := PYTHONWARNINGS="ignore:Editable installation"
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e .
+	$(QUIET_BUILD) $(BIN)/python -m pip install -q -e .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(QUIET_BUILD) $(BIN)/python -m pip install -q -e '.[dev]'
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed

@@ -1,22 +1,34 @@
 """The ``agentkit`` command: the demo, tool inspection, and the MCP server.
 
 User mistakes (a module that does not import, a bad model spec) are one clear line on
-stderr and exit status 2; nothing here prints a traceback for them.
+stderr and exit status 2; nothing here prints a traceback for them. When whatever reads
+stdout goes away (``| head -1``) the command stops quietly with status 141, as a
+command ended by SIGPIPE does.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 import agentkit
+from agentkit._examples import EXAMPLE_SPECS
 
-__all__ = ["main"]
+__all__ = ["UsageError", "main"]
 
 
 class UsageError(Exception):
     """A mistake on the command line or in what it points at; printed as one line."""
+
+
+_SIGPIPE_STATUS = 128 + 13
+
+
+def _examples() -> str:
+    *first, last = EXAMPLE_SPECS.values()
+    return f"{', '.join(first)} or {last}"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,8 +44,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--model",
-        help="a model spec such as anthropic:claude-sonnet-4-5 or openai:gpt-4o-mini "
-        "(default: $AGENTKIT_MODEL, else the offline scripted model)",
+        help=f"a model spec: PROVIDER:MODEL[@BASE_URL], such as {_examples()} (default: "
+        "$AGENTKIT_MODEL, else the offline scripted model)",
     )
 
     tools = commands.add_parser("tools", help="look at tools as the model sees them")
@@ -85,9 +97,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     parser = _parser()
-    args = parser.parse_args(argv)
     try:
-        return _dispatch(args, parser)
+        args = parser.parse_args(argv)
+        status = _dispatch(args, parser)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return _stdout_closed()
     except (UsageError, ImportError) as exc:
         # ImportError here is an optional extra that is not installed; its message
         # names the pip command that installs it.
@@ -95,6 +111,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout left (``agentkit ... | head -1``): stop quietly with the
+    status a shell reports for a command that SIGPIPE ended, 128 + 13."""
+    # Point stdout at /dev/null so the interpreter's last flush has nowhere to fail.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
+    return _SIGPIPE_STATUS
 
 
 if __name__ == "__main__":

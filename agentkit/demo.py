@@ -15,22 +15,25 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from agentkit._examples import EXAMPLE_SPECS
 from agentkit.agents import (
     Agent,
     AgentResult,
     FinalEvent,
     StepEvent,
-    Suspended,
     TextDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
 )
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.assembly import make_ctx
+from agentkit.core.contracts.errors import AgentkitError
 from agentkit.core.contracts.ports import LLM
 from agentkit.core.contracts.types import Message, ToolCall
 from agentkit.core.policies import DEFAULT_PRICES, Budget
@@ -142,7 +145,9 @@ async def _approve(
     agent: Agent, ctx: RunContext, result: AgentResult, *, scripted: bool
 ) -> AgentResult:
     """Approve every held call of a suspended run, resume it, print what followed."""
-    suspended: Suspended = result.evals["suspended"]
+    suspended = result.suspended
+    if suspended is None:
+        raise RuntimeError(f"a {result.stop_reason} run has nothing to approve")
     _say("PAUSED", f"run {suspended.run_id} is {suspended.reason}; nothing of this turn ran")
     for call in suspended.pending:
         _say("held", f"{call.id} {call.name} {dict(call.arguments)!r}")
@@ -170,7 +175,9 @@ async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
     )
     if scripted:
         print("agentkit demo: SCRIPTED and offline. No model is called: FakeLLM plays the")
-        print("model from the script in agentkit/demo.py. Real model: agentkit demo --model SPEC")
+        print("model from the script in agentkit/demo.py. With a real model:")
+        print(f"  {_pip()} install {_extra('anthropic')}")
+        print(f"  ANTHROPIC_API_KEY=... {_command()} demo --model {EXAMPLE_SPECS['anthropic']}")
     else:
         print(f"agentkit demo: live, against {model!r}. Gated calls are approved")
         print("automatically once printed (a real deployment would ask a human).")
@@ -202,6 +209,53 @@ async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
     return 0 if result.stop_reason == "complete" else 1
 
 
+def _command() -> str:
+    """How this command was run, so the banner's advice works where the user is: the
+    ``agentkit`` on PATH, ``.venv/bin/agentkit`` after ``make demo``, or ``python -m``."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    if Path(argv0).name == "__main__.py" or not argv0:
+        return "python -m agentkit"
+    here = Path(argv0).resolve()
+    on_path = shutil.which("agentkit")
+    if on_path is not None and Path(on_path).resolve() == here:
+        return "agentkit"
+    return _relative(here)
+
+
+def _pip() -> str:
+    """The pip of the environment agentkit runs in."""
+    pip = Path(sys.executable).with_name("pip")
+    on_path = shutil.which("pip")
+    if on_path is not None and Path(on_path).resolve() == pip.resolve():
+        return "pip"
+    return _relative(pip) if pip.exists() else f"{_relative(Path(sys.executable))} -m pip"
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def _extra(name: str) -> str:
+    """The install argument for an extra: the working tree when agentkit runs from a
+    clone (an editable install), the package index otherwise."""
+    root = _clone()
+    if root is None:
+        return f"'agentkit-framework[{name}]'"
+    where = "." if root == Path.cwd() else _relative(root)
+    return f"-e '{where}[{name}]'"
+
+
+def _clone() -> Path | None:
+    """The repository agentkit runs from, when it is a clone rather than an install."""
+    root = Path(__file__).resolve().parents[1]
+    if (root / "pyproject.toml").is_file() and (root / "agentkit" / "demo.py").is_file():
+        return root
+    return None
+
+
 def _live_llm(spec: str) -> tuple[LLM, str]:
     """The provider's LLM for ``spec`` and the model id to give the Agent."""
     # Imported here: the offline demo needs no provider module at all.
@@ -214,7 +268,13 @@ def _live_llm(spec: str) -> tuple[LLM, str]:
 
 def _fail(spec: str, error: BaseException) -> int:
     detail = str(error).strip().splitlines()
-    reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    if isinstance(error, AgentkitError | ValueError | ImportError) and detail:
+        reason = detail[0]  # ours, or a bad spec or a missing extra: it says it all
+    else:
+        reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
+    if isinstance(error, ImportError) and _clone() is not None:
+        # The message names the package index; a clone installs its own tree instead.
+        reason += f" (in this clone: {_pip()} install {_extra(spec.partition(':')[0])})"
     print(f"agentkit demo: model {spec!r} failed: {reason}", file=sys.stderr)
     return 2
 
@@ -231,6 +291,8 @@ def run_demo(model: str | None = None) -> int:
     try:
         llm, model_id = _live_llm(spec)
         return asyncio.run(_demo(llm, model_id, scripted=False))
+    except BrokenPipeError:
+        raise  # stdout's reader left; the command line ends quietly
     except Exception as error:
         return _fail(spec, error)
 

@@ -3,10 +3,17 @@ approved and answers; a model that cannot be used is one line on stderr and stat
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import re
 import subprocess
 import sys
+import threading
+from pathlib import Path
+from typing import ClassVar
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _demo(*args: str) -> subprocess.CompletedProcess[str]:
@@ -18,6 +25,7 @@ def _demo(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=60,
         env=env,
         check=False,
+        cwd=ROOT,
     )
 
 
@@ -27,12 +35,16 @@ def test_offline_demo_is_scripted_suspends_is_approved_and_answers() -> None:
     # The run id is random and the token counts are FakeLLM's estimate.
     stdout = re.sub(r"run [0-9a-f]{32} ", "run <id> ", result.stdout)
     stdout = re.sub(r"\d+ input \+ \d+ output", "<n> input + <n> output", stdout)
+    # The pip of whichever environment runs the tests.
+    stdout = re.sub(r"\n  \S+ install -e ", "\n  <pip> install -e ", stdout)
     assert stdout == EXPECTED
 
 
 EXPECTED = """\
 agentkit demo: SCRIPTED and offline. No model is called: FakeLLM plays the
-model from the script in agentkit/demo.py. Real model: agentkit demo --model SPEC
+model from the script in agentkit/demo.py. With a real model:
+  <pip> install -e '.[anthropic]'
+  ANTHROPIC_API_KEY=... python -m agentkit demo --model anthropic:claude-sonnet-4-6
 
 task    Order A-1042 arrived broken. Please refund it in full.
 tools   lookup_order (read-only), issue_refund (side-effecting, requires approval)
@@ -62,3 +74,96 @@ def test_a_model_that_cannot_be_used_is_one_line_and_status_2() -> None:
     assert result.stderr.startswith("agentkit demo: model 'no-such-provider:some-model' failed: ")
     assert len(result.stderr.splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+def _keyless_env() -> dict[str, str]:
+    hidden = {"AGENTKIT_MODEL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL",
+              "OPENAI_API_KEY", "OPENAI_BASE_URL"}
+    return {k: v for k, v in os.environ.items() if k not in hidden}
+
+
+def test_without_a_key_both_providers_say_so_in_one_line_before_any_banner() -> None:
+    expected = {
+        "anthropic:claude-sonnet-4-6": "anthropic: no credentials: set ANTHROPIC_API_KEY or "
+                                       "pass AnthropicLLM(api_key=...)",
+        "openai:gpt-4o-mini": "openai: no credentials: set OPENAI_API_KEY or pass "
+                              "OpenAILLM(api_key=...) (a local OpenAI-compatible server needs "
+                              "only its address: openai:MODEL@http://HOST/v1)",
+    }
+    for spec, reason in expected.items():
+        result = subprocess.run(
+            [sys.executable, "-m", "agentkit", "demo", "--model", spec], capture_output=True,
+            text=True, timeout=60, env=_keyless_env(), check=False,
+        )
+        assert (result.returncode, result.stdout, result.stderr) == (
+            2, "", f"agentkit demo: model {spec!r} failed: {reason}\n",
+        )
+
+
+class _ChatServer(http.server.BaseHTTPRequestHandler):
+    """A local OpenAI-compatible server (as Ollama is) that needs no key: it answers
+    every streamed chat completion with one sentence and records what it was sent."""
+
+    seen: ClassVar[list[tuple[str, str | None]]] = []
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", 0))
+        request = json.loads(self.rfile.read(length))
+        self.seen.append((self.path, self.headers.get("Authorization")))
+        assert request["stream"] is True
+        chunks = [
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "No refund "
+                          "needed."}, "finish_reason": None}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3,
+                                      "total_tokens": 15}},
+        ]
+        body = "".join(
+            "data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "created": 0,
+                                   "model": "llama3.1", **chunk}) + "\n\n"
+            for chunk in chunks
+        ) + "data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body.encode())))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_a_local_openai_compatible_server_needs_no_key() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ChatServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        spec = f"openai:llama3.1@http://127.0.0.1:{server.server_address[1]}/v1"
+        result = subprocess.run(
+            [sys.executable, "-m", "agentkit", "demo", "--model", spec], capture_output=True,
+            text=True, timeout=60, env=_keyless_env(), check=False,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "final   complete after 1 model calls; 12 input + 3 output tokens" in result.stdout
+    # No key was configured, so none of the user's was sent: only a placeholder.
+    assert _ChatServer.seen == [("/v1/chat/completions", "Bearer no-key")]
+
+
+def test_a_missing_provider_sdk_names_the_clones_install_line(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['anthropic'] = None\n")
+    env = {**_keyless_env(), "PYTHONPATH": str(tmp_path), "ANTHROPIC_API_KEY": "sk-ant-x"}
+    result = subprocess.run(
+        [sys.executable, "-m", "agentkit", "demo", "--model", "anthropic:claude-sonnet-4-6"],
+        capture_output=True, text=True, timeout=60, env=env, check=False, cwd=ROOT,
+    )
+    stderr = re.sub(r"\(in this clone: \S+ install ", "(in this clone: <pip> install ",
+                    result.stderr)
+    assert (result.returncode, result.stdout, stderr) == (2, "", (
+        "agentkit demo: model 'anthropic:claude-sonnet-4-6' failed: the Anthropic provider "
+        "needs the 'anthropic' package: pip install \"agentkit-framework[anthropic]\" (in this "
+        "clone: <pip> install -e '.[anthropic]')\n"
+    ))

@@ -11,7 +11,7 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import OutputCoercionError, RunNotResumable
@@ -28,6 +28,7 @@ __all__ = [
     "RunNotResumable",
     "Skill",
     "StepEvent",
+    "StopReason",
     "Suspended",
     "TextDeltaEvent",
     "ToolCallEvent",

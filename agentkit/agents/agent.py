@@ -24,7 +24,10 @@ from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.runtime.spans import open_span
-from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+from agentkit.state.checkpoints.store_checkpointer import (
+    StoreCheckpointer,
+    missing_checkpoint_hint,
+)
 from agentkit.state.memory.source import MemoryItem, MemorySource
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
@@ -244,7 +247,11 @@ class Agent:
         key = f"{run_id}:{self.name}"
         state, version = await _load(checkpointer, key, run_id)
         if state is None:
-            raise RunNotResumable(run_id, f"agent {self.name!r} has no checkpoint for this run")
+            raise RunNotResumable(
+                run_id,
+                f"agent {self.name!r} has no checkpoint for this run"
+                + missing_checkpoint_hint(checkpointer),
+            )
         if state.status != want:
             raise RunNotResumable(run_id, f"it is {state.status}, not {want}")
         return state, version, key

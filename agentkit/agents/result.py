@@ -14,6 +14,7 @@ __all__ = ["AgentResult", "StopReason", "Suspended"]
 StopReason = Literal[
     "complete", "suspended", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
+"""Why a run stopped; docs/agents.md says what each value means."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,9 @@ class AgentResult:
     """The answer: text, or the ``Agent(output=...)`` type; None when the run did not
     complete."""
     stop_reason: StopReason
-    """``complete``, ``suspended``, ``max_iterations``, ``cancelled``, ..."""
+    """Why the run stopped: ``complete`` (it answered), ``suspended`` (it waits for a
+    human: see :attr:`suspended`), ``max_iterations``, ``cancelled``, ``budget_exceeded``
+    or ``error`` (``evals["error"]`` holds it)."""
     usage: Usage = field(default_factory=Usage)
     """Tokens and cost of the whole run so far."""
     evals: Mapping[str, Any] = field(default_factory=FrozenDict)
@@ -48,3 +51,10 @@ class AgentResult:
     """The run's id."""
     steps: int = 0
     """Model calls made."""
+
+    @property
+    def suspended(self) -> Suspended | None:
+        """What the run waits for when ``stop_reason == "suspended"``, else None (the same
+        :class:`Suspended` as ``evals["suspended"]``, which keeps working)."""
+        value = self.evals.get("suspended")
+        return value if isinstance(value, Suspended) else None

@@ -24,7 +24,10 @@ from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import ToolCall, ToolRequest, Usage
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
+from agentkit.state.checkpoints.store_checkpointer import (
+    StoreCheckpointer,
+    missing_checkpoint_hint,
+)
 
 __all__ = ["Workflow", "WorkflowError", "WorkflowResult"]
 
@@ -73,6 +76,13 @@ class WorkflowResult:
     """Steps no other step depends on, in declaration order."""
     run_id: str = ""
     """The run's id."""
+
+    @property
+    def suspended(self) -> Suspended | None:
+        """The gates waiting for a human when ``stop_reason == "suspended"``, else None
+        (the same :class:`Suspended` as ``evals["suspended"]``)."""
+        value = self.evals.get("suspended")
+        return value if isinstance(value, Suspended) else None
 
     @property
     def terminal_outputs(self) -> Mapping[str, Any]:
@@ -217,7 +227,10 @@ class Workflow:
         state, version = await self._read(checkpointer, run_id)
         if state is None or state.status != want:
             status = "unknown" if state is None else state.status
-            raise RunNotResumable(run_id, f"workflow {self.name!r} is {status}, not {want}")
+            hint = missing_checkpoint_hint(checkpointer) if state is None else ""
+            raise RunNotResumable(
+                run_id, f"workflow {self.name!r} is {status}, not {want}{hint}"
+            )
         return state, version
 
     async def _read(self, checkpointer: Checkpointer, run_id: str) -> tuple[_State | None, int]:

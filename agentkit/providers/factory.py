@@ -16,11 +16,14 @@ def llm_for(spec: str, **options: Any) -> LLM:
     """The provider a spec names, built with ``options`` (``api_key=``, ``timeout=``, ...).
 
     The model itself is chosen per agent (``Agent(model=parse_model_spec(spec).model)``);
-    a spec's ``@base_url`` becomes the provider's ``base_url``.
+    a spec's ``@base_url`` becomes the provider's ``base_url``. Missing credentials are
+    a :class:`~agentkit.core.contracts.errors.ProviderError` here, before any call.
     """
     parsed = parse_model_spec(spec)
     if parsed.base_url is not None:
         options.setdefault("base_url", parsed.base_url)
     if parsed.provider == "anthropic":
-        return AnthropicLLM(**options)
+        anthropic = AnthropicLLM(**options)
+        anthropic._check_credentials()  # now, in the same shape as OpenAILLM, not at a call
+        return anthropic
     return OpenAILLM(**options)

@@ -23,9 +23,11 @@ wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -252,14 +254,38 @@ class _Assembly:
         )
 
 
+# What a server that needs no key (Ollama, vLLM, llama.cpp) is sent: the SDK insists on
+# some key, and these servers ignore the Authorization header.
+_NO_KEY = "no-key"
+
+
+def _api_key(api_key: str | None, base_url: str | None) -> str | None:
+    """The key to give the SDK: ``api_key``, else ``OPENAI_API_KEY`` (None lets the SDK
+    read it), else a placeholder when a server address is set; with neither a key nor an
+    address, the same one-line error as the Anthropic provider."""
+    if api_key is not None or os.environ.get("OPENAI_API_KEY"):
+        return api_key
+    if base_url is not None or os.environ.get("OPENAI_BASE_URL"):
+        return _NO_KEY
+    raise ProviderError(
+        "openai: no credentials: set OPENAI_API_KEY or pass OpenAILLM(api_key=...) (a "
+        "local OpenAI-compatible server needs only its address: openai:MODEL@http://HOST/v1)",
+        provider="openai",
+        transient=False,
+        kind="authentication",
+    )
+
+
 class OpenAILLM:
     """A model behind OpenAI Chat Completions, OpenAI's own or any compatible server.
 
     ``api_key`` defaults to ``OPENAI_API_KEY`` and ``base_url`` to ``OPENAI_BASE_URL``,
     as the SDK defines them; ``timeout`` (seconds) and ``max_retries`` go to the SDK
     client. Left unset, ``max_retries`` is the SDK's default outside an agentkit
-    ``retry()`` and 0 inside one, so that each ``retry()`` attempt is one request. For a
-    local server that needs no key, any ``api_key`` will do.
+    ``retry()`` and 0 inside one, so that each ``retry()`` attempt is one request.
+    A server set by ``base_url`` (or ``OPENAI_BASE_URL``) needs no key: without
+    one, a placeholder it ignores is sent. With neither a key nor a server address the
+    constructor raises :class:`ProviderError` (``kind="authentication"``).
     """
 
     provider = "openai"
@@ -279,7 +305,9 @@ class OpenAILLM:
                 import openai
             except ImportError:
                 raise missing_extra("OpenAI", "openai") from None
-            options = client_options(api_key, base_url, timeout, max_retries)
+            options = client_options(
+                _api_key(api_key, base_url), base_url, timeout, max_retries
+            )
             client = openai.AsyncOpenAI(**options)
             self._clients = SdkClients(client, retries_chosen=max_retries is not None)
         else:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["ModelSpec", "model_id", "parse_model_spec"]
+from agentkit._examples import EXAMPLE_SPECS
+
+__all__ = ["EXAMPLE_SPECS", "ModelSpec", "model_id", "parse_model_spec"]
 
 Provider = Literal["anthropic", "openai"]
 _PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
@@ -24,15 +26,14 @@ class ModelSpec:
 
 
 def parse_model_spec(spec: str) -> ModelSpec:
-    """Parse ``anthropic:claude-sonnet-4-5``, ``openai:gpt-4o-mini`` or
+    """Parse ``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o-mini`` or
     ``openai:llama3.1@http://localhost:11434/v1``; a bad spec is a ``ValueError`` that
     says what is accepted."""
     provider, sep, rest = spec.partition(":")
     if not sep or provider not in _PROVIDERS or not rest:
         raise ValueError(
             f"model spec {spec!r} is not PROVIDER:MODEL[@BASE_URL]; providers: "
-            f"{list(_PROVIDERS)}; e.g. anthropic:claude-sonnet-4-5, openai:gpt-4o-mini, "
-            "openai:llama3.1@http://localhost:11434/v1"
+            f"{list(_PROVIDERS)}; e.g. {', '.join(EXAMPLE_SPECS.values())}"
         )
     model, at, base_url = rest.partition("@")
     if not model or (at and not base_url.startswith(("http://", "https://"))):

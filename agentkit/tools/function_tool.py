@@ -91,6 +91,7 @@ class FunctionTool:
     """
 
     __slots__ = (
+        "__weakref__",  # registries remember which tools they made from plain functions
         "_binder",
         "_is_async",
         "_output",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import warnings
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -11,7 +13,12 @@ from agentkit.core.contracts.ports import Tool
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.tools.function_tool import FunctionTool
 
-__all__ = ["ToolRegistry"]
+__all__ = ["ToolRegistry", "is_bare_function_tool"]
+
+# Tools made here from plain functions, and the functions already warned about: a
+# weak set each, so neither keeps a function (or a module's worth of closures) alive.
+_bare_tools: weakref.WeakSet[FunctionTool] = weakref.WeakSet()
+_warned: weakref.WeakSet[Any] = weakref.WeakSet()
 
 _TOOL_ATTRIBUTES = (
     "name",
@@ -35,13 +42,54 @@ def as_registered_tool(candidate: Tool | Callable[..., Any]) -> Tool:
         return candidate
     looks_like_tool = any(hasattr(candidate, a) for a in ("run", "schema", "side_effecting"))
     if inspect.isroutine(candidate) or (callable(candidate) and not looks_like_tool):
-        return FunctionTool.from_callable(candidate)
+        tool = FunctionTool.from_callable(candidate)
+        _bare_tools.add(tool)
+        return tool
     missing = [a for a in _TOOL_ATTRIBUTES if not hasattr(candidate, a)]
     raise ToolDefinitionError(
         f"{candidate!r} is not a Tool: missing {missing}. A tool has name, description, "
         "schema, output_schema, side_effecting, requires_approval and "
         "`async def run(args, ctx)`; a plain function is wrapped with FunctionTool.from_callable"
     )
+
+
+def is_bare_function_tool(tool: object) -> bool:
+    """True for a tool a registry made from a plain function (``side_effecting=False``
+    because nothing declared otherwise)."""
+    try:
+        return tool in _bare_tools
+    except TypeError:
+        return False
+
+
+def _warn_bare_function(fn: object, name: str) -> None:
+    """Warn, once per function, that a plain function is taken as read-only."""
+    try:
+        if fn in _warned:
+            return
+        _warned.add(fn)
+    except TypeError:  # not weakly referenceable (a builtin, say): warn every time
+        pass
+    qualname = getattr(fn, "__qualname__", name)
+    warnings.warn(
+        f"tool {name!r} is the plain function {qualname}, so it is treated as "
+        "side_effecting=False: its calls may be cached and are never paused for approval "
+        "under autonomy='gated'. Declare what it does with @tool(side_effecting=True) or "
+        "@tool(side_effecting=False)",
+        UserWarning,
+        stacklevel=_caller_level(),
+    )
+
+
+def _caller_level() -> int:
+    """The stack level of the first frame outside agentkit, so the warning points at
+    the user's ``ReActCognition(tools=[...])`` line."""
+    frame = inspect.currentframe()
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("agentkit."):
+        frame = frame.f_back
+        level += 1
+    return level - 1
 
 
 class ToolRegistry:
@@ -68,6 +116,9 @@ class ToolRegistry:
         """Add ``tool``; a plain callable goes through ``FunctionTool.from_callable``
         (``side_effecting=False``). Returns the registered Tool."""
         registered = as_registered_tool(tool)
+        if registered is not tool and is_bare_function_tool(registered):
+            # A tool the model can call, whose effects nobody declared.
+            _warn_bare_function(tool, registered.name)
         if registered.name in self._tools and not replace:
             raise ValueError(
                 f"ToolRegistry: tool {registered.name!r} already registered. "

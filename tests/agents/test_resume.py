@@ -3,6 +3,7 @@ anything changes; only a suspended run can be resumed."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import Message, ToolCall
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.state.stores.sqlite import SQLiteStore
 from agentkit.tools import tool
 
 MAIL = ToolCall("c-mail", "send_email", {"to": "a@example.com", "body": "hi"})
@@ -203,6 +205,7 @@ async def test_an_unknown_run_id_is_not_resumable() -> None:
         await desk.agent.resume("run-404", {}, desk.fresh_ctx())
     assert str(info.value) == (
         "run 'run-404' cannot be resumed: agent 'desk' has no checkpoint for this run"
+        + IN_MEMORY_HINT
     )
 
 
@@ -215,6 +218,47 @@ async def test_another_agent_cannot_resume_a_run_it_does_not_own() -> None:
         await other.resume("run-1", {"c-mail": "approve"}, desk.fresh_ctx())
     assert str(info.value) == (
         "run 'run-1' cannot be resumed: agent 'other' has no checkpoint for this run"
+        + IN_MEMORY_HINT
+    )
+
+
+IN_MEMORY_HINT = (
+    ". If the run was started with another context, that is why: an InMemoryStore belongs to "
+    "the context it was made with (make_ctx() and make_test_ctx() make a new one each time), "
+    "so resume with the context that started the run, or give both contexts one durable "
+    "store, such as make_ctx(llm, store=SQLiteStore(path))"
+)
+
+
+@tool(side_effecting=True)
+def notify(to: str, body: str) -> str:
+    """Send one email to a single recipient and return the message id."""
+    return f"sent to {to}"
+
+
+async def test_resuming_on_a_fresh_test_context_says_the_store_was_in_memory() -> None:
+    llm = FakeLLM.script([Turn(tool_calls=(ToolCall("c1", "notify", {"to": "a@b.c",
+                                                                    "body": "hi"}),))])
+    agent = Agent("mailer", "fake", "p", cognition=ReActCognition(tools=[notify]))
+    first = await agent.run("mail them", make_test_ctx(llm=llm, autonomy="gated"))
+    assert first.stop_reason == "suspended"
+    with pytest.raises(RunNotResumable) as info:
+        await agent.resume(first.run_id, {"c1": "approve"}, make_test_ctx())
+    assert str(info.value) == (
+        f"run {first.run_id!r} cannot be resumed: agent 'mailer' has no checkpoint for this "
+        "run" + IN_MEMORY_HINT
+    )
+
+
+async def test_a_durable_store_gets_no_in_memory_hint(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "runs.db")
+    try:
+        with pytest.raises(RunNotResumable) as info:
+            await Agent("mailer", "fake", "p").resume("run-9", {}, make_test_ctx(store=store))
+    finally:
+        store.close()
+    assert str(info.value) == (
+        "run 'run-9' cannot be resumed: agent 'mailer' has no checkpoint for this run"
     )
 
 

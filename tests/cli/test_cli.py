@@ -113,16 +113,20 @@ def test_definition_errors_are_reported_per_tool_with_file_and_line(tmp_path: Pa
 
 
 def test_user_mistakes_are_one_line_without_a_traceback(tmp_path: Path) -> None:
-    (tmp_path / "crashes.py").write_text("x = 1\nraise RuntimeError('boom')\n")
     (tmp_path / "empty.py").write_text("x = 1\n")
     cases = {
-        ("tools", "inspect", "no_such_module"): "agentkit: error: no module named 'no_such_module'",
-        ("tools", "inspect", "empty.py"): "agentkit: error: no tools found in empty.py",
-        ("tools", "inspect", "empty.py:nope"): "agentkit: error: empty.py has no attribute 'nope'",
-        ("tools", "inspect", "crashes.py"): (
-            f"agentkit: error: importing crashes.py failed at {tmp_path / 'crashes.py'}:2: "
-            "RuntimeError: boom"
+        ("tools", "inspect", "no_such_module"): (
+            "agentkit: error: no module named 'no_such_module' (run from the directory that "
+            "holds it, or pass the path to a .py file)"
         ),
+        ("tools", "inspect", "empty.py:nope"): (
+            "agentkit: error: 'empty.py' has no attribute 'nope'"
+        ),
+        ("tools", "inspect", "empty.py:x"): (
+            "agentkit: error: 'empty.py:x' is an int, not tools: point at a tool, a list of "
+            "tools, a ToolRegistry, a ReActCognition or an Agent"
+        ),
+        ("tools", "inspect", "missing.py"): "agentkit: error: no such file: 'missing.py'",
     }
     for args, message in cases.items():
         result = agentkit_cmd(*args, cwd=tmp_path)
@@ -151,3 +155,50 @@ def test_a_missing_extra_is_one_line_naming_the_install(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
     assert 'pip install -U "agentkit-framework[mcp]"' in result.stderr
+
+
+def test_inspect_lists_plain_functions_it_takes_as_read_only(tmp_path: Path) -> None:
+    (tmp_path / "agent_mod.py").write_text(
+        "from agentkit.agents.cognition import ReActCognition\n"
+        "\n"
+        "def delete_user(user_id: str) -> str:\n"
+        '    """Delete a user account and everything it owns, permanently."""\n'
+        "    return user_id\n"
+        "\n"
+        "COGNITION = ReActCognition(tools=[delete_user])\n"
+    )
+    result = agentkit_cmd("tools", "inspect", "agent_mod.py", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[:3] == [
+        "delete_user  (agent_mod.py:3)",
+        "  side_effecting=False idempotent=False requires_approval=False",
+        "  [plain function: taken as side_effecting=False; declare it with "
+        "@tool(side_effecting=...)]",
+    ]
+    as_json = agentkit_cmd("tools", "inspect", "agent_mod.py", "--json", cwd=tmp_path)
+    assert [t["bare_function"] for t in json.loads(as_json.stdout)["tools"]] == [True]
+
+
+def _with_closed_stdout(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run the command with its stdout a pipe whose reader is gone, as under `| true`."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {k: v for k, v in os.environ.items() if k != "AGENTKIT_MODEL"}
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "agentkit", *args], stdout=write_end, stderr=subprocess.PIPE,
+            text=True, cwd=HERE, env=env, timeout=60, check=False,
+        )
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_stdout_ends_the_command_quietly_with_the_sigpipe_status() -> None:
+    runs = (("tools", "inspect", "page_tools"), ("tools", "inspect", "page_tools", "--json"),
+            ("demo",))
+    for args in runs:
+        result = _with_closed_stdout(*args)
+        assert (result.returncode, result.stderr) == (141, ""), args
+

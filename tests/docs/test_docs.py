@@ -1,8 +1,9 @@
 """Every Python example in docs/ runs, and prints what the page says it prints.
 
 A ```python block runs on its own in a fresh interpreter; when an ```output block
-follows it, its stdout must match that block exactly (trailing spaces aside). An example
-that reads ``DATABASE_URL`` gets the session's PostgreSQL server there.
+follows it, its stdout must match that block exactly, line for line, trailing spaces
+included (a reader copying the output cannot see them). An example that reads
+``DATABASE_URL`` gets the session's PostgreSQL server there.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _examples() -> list[tuple[str, str, str | None]]:
 
 
 def _lines(text: str) -> list[str]:
-    return [line.rstrip() for line in text.strip().splitlines()]
+    return text.strip("\n").splitlines()
 
 
 EXAMPLES = _examples()

@@ -90,7 +90,8 @@ def test_from_callable_defaults_side_effecting_to_false() -> None:
 
 
 def test_registering_a_plain_function_defaults_side_effecting_to_false() -> None:
-    registered = ToolRegistry().register(send_email)
+    with pytest.warns(UserWarning, match=r"Declare what it does with @tool\(side_effecting="):
+        registered = ToolRegistry().register(send_email)
 
     assert isinstance(registered, FunctionTool)
     assert registered.side_effecting is False

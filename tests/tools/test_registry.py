@@ -98,7 +98,8 @@ def test_register_returns_the_tool_it_registered() -> None:
 
 
 def test_register_wraps_a_plain_function_with_from_callable() -> None:
-    registered = ToolRegistry().register(city_population)
+    with pytest.warns(UserWarning, match="tool 'city_population' is the plain function"):
+        registered = ToolRegistry().register(city_population)
 
     assert isinstance(registered, FunctionTool)
     assert registered.name == "city_population"

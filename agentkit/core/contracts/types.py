@@ -214,7 +214,7 @@ class ChatRequest:
     """One model call: the conversation so far and the tools on offer."""
 
     model: str
-    """The model id, e.g. ``"claude-sonnet-4-5"``; ``"fake"`` for FakeLLM."""
+    """The model id, e.g. ``"claude-sonnet-4-6"``; ``"fake"`` for FakeLLM."""
     messages: tuple[Message, ...]
     """The conversation, oldest first, without the system prompt."""
     system: str = ""

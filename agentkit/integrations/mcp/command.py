@@ -3,29 +3,31 @@
 MODULE is an importable module name or a path to a ``.py`` file. ATTR names a tool, a
 list of tools, a ``ToolRegistry``, or anything holding one as ``.tools`` (a
 ``ReActCognition``) or ``.cognition.tools`` (an ``Agent``). Without ATTR the module's
-globals are scanned for all of those. Mistakes in the target are one-line
-:class:`~agentkit.cli.UsageError` messages.
+globals are scanned for all of those. The module is loaded by
+:func:`~agentkit.tool_modules.load_tools`, so its mistakes get the same messages and exit
+statuses as under ``agentkit tools inspect``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import importlib.util
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 from agentkit.cli import UsageError
 from agentkit.core.contracts.ports import Tool
 from agentkit.integrations.mcp.http_access import check_exposure, transport_security
 from agentkit.integrations.mcp.server import parse_host_port, serve
-from agentkit.tools.registry import ToolRegistry
+from agentkit.tool_modules import (
+    DEFINITION_PROBLEMS_STATUS,
+    LoadedTools,
+    load_tools,
+    print_problems,
+)
 
-__all__ = ["find_tools", "load_target", "serve_command"]
+__all__ = ["load_servable", "serve_command"]
 
 
 def serve_command(
@@ -49,11 +51,14 @@ def serve_command(
     # imported would corrupt the first message, so it goes to stderr instead.
     quiet = contextlib.redirect_stdout(sys.stderr) if http is None else contextlib.nullcontext()
     with quiet:
-        module, attr = load_target(target)
-        tools = find_tools(module, attr, target)
+        loaded = load_servable(target)
+    if loaded.problems:
+        print_problems(loaded.problems)
+        return DEFINITION_PROBLEMS_STATUS
+    _note_unapprovable(loaded.tools, target)
     serve(
-        tools,
-        name=name or module.__name__.rpartition(".")[2],
+        loaded.registry(),
+        name=name or _server_name(loaded),
         http=http,
         auth_token=token,
         insecure_no_auth=insecure_no_auth,
@@ -98,120 +103,31 @@ def _http_access(
     return token
 
 
-def _split(target: str) -> tuple[str, str | None]:
-    module, sep, attr = target.rpartition(":")
-    # "C:\\tools.py" and "tools.py" have no ATTR; "pkg.mod:registry" does.
-    if sep and module and attr and all(part.isidentifier() for part in attr.split(".")):
-        return module, attr
-    return target, None
+def load_servable(target: str) -> LoadedTools:
+    """The tools ``agentkit mcp serve`` would serve from ``target``: everything
+    :func:`~agentkit.tool_modules.load_tools` finds (``ask_human`` included: its question
+    goes to the client's user through elicitation)."""
+    return load_tools(target, command="agentkit mcp serve")
 
 
-def load_target(target: str) -> tuple[ModuleType, str | None]:
-    """Import the module (or file) ``target`` names; returns it and the ATTR, if any."""
-    spec, attr = _split(target)
-    if not spec:
-        raise UsageError(f"no module in target {target!r}; expected MODULE[:ATTR]")
-    if spec.endswith(".py") or os.sep in spec or "/" in spec:
-        return _import_file(Path(spec)), attr
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as `python -m` does: modules next to you import
-    try:
-        return importlib.import_module(spec), attr
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and spec.startswith(exc.name):
-            raise UsageError(
-                f"cannot import {spec!r}: no module named {exc.name!r} (run from the directory "
-                "that holds it, or pass the path to a .py file)"
-            ) from None
-        raise UsageError(_import_failed(spec, exc)) from None
-    except Exception as exc:
-        raise UsageError(_import_failed(spec, exc)) from None
+def _server_name(loaded: LoadedTools) -> str:
+    file = getattr(loaded.module, "__file__", None)
+    if file and loaded.module.__name__.startswith("_agentkit_target_"):
+        return Path(file).stem
+    return loaded.module.__name__.rpartition(".")[2]
 
 
-def _import_file(path: Path) -> ModuleType:
-    if not path.is_file():
-        raise UsageError(f"cannot serve {str(path)!r}: no such file")
-    name = path.stem if path.stem.isidentifier() else "agentkit_mcp_target"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"cannot import {str(path)!r}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.resolve().parent))  # its sibling modules import
-    sys.modules[name] = module  # dataclasses look their module up while it executes
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise UsageError(_import_failed(str(path), exc)) from None
-    return module
-
-
-def _import_failed(what: str, exc: BaseException) -> str:
-    detail = " ".join(str(exc).split())
-    return f"importing {what!r} failed: {type(exc).__name__}: {detail}"
-
-
-def find_tools(module: ModuleType, attr: str | None, target: str) -> ToolRegistry:
-    """The tools at ``module.attr``, or every tool the module defines at top level."""
-    if attr is not None:
-        value: Any = module
-        for part in attr.split("."):
-            if not hasattr(value, part):
-                raise UsageError(f"{module.__name__!r} has no attribute {attr!r}")
-            value = getattr(value, part)
-        tools = _tools_in(value)
-        if tools is None:
-            raise UsageError(
-                f"{target!r} is a {type(value).__name__}, not tools: point at a tool, a list "
-                "of tools, a ToolRegistry, a ReActCognition or an Agent"
-            )
-    else:
-        tools = []
-        for name, value in vars(module).items():
-            if not name.startswith("_") and not isinstance(value, ModuleType):
-                tools.extend(_tools_in(value, scanning=True) or ())
-    registry = ToolRegistry()
-    for tool in tools:
-        if tool.name in registry:
-            if registry.get(tool.name) is tool:
-                continue
-            raise UsageError(
-                f"{target!r} holds two different tools named {tool.name!r}; name the one to "
-                f"serve: agentkit mcp serve {target}:ATTR"
-            )
-        registry.register(tool)
-    if not len(registry):
-        raise UsageError(
-            f"no tools found in {target!r}: define tools with @tool at module level, or name "
-            f"the object that holds them: agentkit mcp serve {target}:ATTR"
+def _note_unapprovable(tools: tuple[Tool, ...], target: str) -> None:
+    """Say at start-up which tools need a person's approval, and what that means here."""
+    held = [tool.name for tool in tools if tool.requires_approval]
+    if held:
+        print(
+            f"agentkit mcp serve: {held} need a human's approval: each call is put to the "
+            "client's user through elicitation, and refused when the client cannot elicit. To "
+            "decide in code, start the server from Python with serve(tools, approve=callback); "
+            "to leave them out, name a list "
+            f"of the other tools: agentkit mcp serve {target.rpartition(':')[0] or target}:ATTR",
+            file=sys.stderr,
         )
-    return registry
 
 
-def _tools_in(value: Any, *, scanning: bool = False) -> list[Tool] | None:
-    """The servable tools ``value`` is or holds, or None when it holds none.
-
-    ``ask_human`` is served too: the server puts the question to the client's user
-    through elicitation.
-    """
-    return _held(value, scanning)
-
-
-def _held(value: Any, scanning: bool) -> list[Tool] | None:
-    if isinstance(value, Tool):
-        return [value]
-    if isinstance(value, ToolRegistry):
-        return list(value)
-    try:
-        holders = (getattr(value, "tools", None), getattr(getattr(value, "cognition", None),
-                                                           "tools", None))
-    except Exception:  # a module global whose attribute lookup misbehaves holds no tools
-        return None
-    for holder in holders:
-        if isinstance(holder, ToolRegistry):
-            return list(holder)
-    if not scanning and isinstance(value, Iterable) and not isinstance(value, str | bytes):
-        items = list(value)
-        if items and all(isinstance(item, Tool) for item in items):
-            return items
-    return None

@@ -185,8 +185,8 @@ class _ServedTools:
         return (
             f"tool {request.name!r} needs a human's approval and this MCP server has no "
             "way to ask for it (the client does not support elicitation), so the call did "
-            "not run. Start the server with serve(..., approve=callback) to let a person "
-            "decide"
+            "not run. A person can approve it through a client that supports elicitation, "
+            "or when the server is started from Python with serve(..., approve=callback)"
         )
 
     async def _ask_callback(self, request: ToolRequest) -> str | None:

@@ -5,8 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from agentkit.core.contracts.ports import Store
+from agentkit.state.stores.memory import InMemoryStore
 
-__all__ = ["StoreCheckpointer"]
+__all__ = ["StoreCheckpointer", "missing_checkpoint_hint"]
+
+
+def missing_checkpoint_hint(checkpointer: object) -> str:
+    """Why no checkpoint was found, when the store explains it (it is in memory, so a
+    context made later has a different one); empty otherwise."""
+    if isinstance(getattr(checkpointer, "store", None), InMemoryStore):
+        return (
+            ". If the run was started with another context, that is why: an InMemoryStore "
+            "belongs to the context it was made with (make_ctx() and make_test_ctx() make a "
+            "new one each time), so resume with the context that started the run, or give "
+            "both contexts one durable store, such as make_ctx(llm, store=SQLiteStore(path))"
+        )
+    return ""
 
 
 class StoreCheckpointer:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.cli import UsageError, main
-from agentkit.integrations.mcp.command import find_tools, load_target, serve_command
+from agentkit.integrations.mcp.command import load_servable, serve_command
 
 HOLDERS = '''
 from agentkit.agents import Agent
@@ -44,8 +44,7 @@ NUMBER = 42
 
 
 def names(target: str) -> list[str]:
-    module, attr = load_target(target)
-    return list(find_tools(module, attr, target).names())
+    return [tool.name for tool in load_servable(target).tools]
 
 
 @pytest.fixture(autouse=True)
@@ -74,7 +73,7 @@ def test_attr_may_name_a_tool_a_list_a_registry_a_cognition_or_an_agent(holders:
 def test_without_attr_the_module_is_scanned(holders: Path) -> None:
     # Public tools and the tools of public holders, each once (ask_human is asked of
     # the client's user through elicitation).
-    assert names(str(holders)) == ["alpha", "ask_human", "beta", "gamma"]
+    assert names(str(holders)) == ["ask_human", "alpha", "beta", "gamma"]  # definition order
 
 
 def test_a_module_name_imports_from_the_working_directory(
@@ -88,20 +87,20 @@ def test_a_module_name_imports_from_the_working_directory(
     ("target", "message"),
     [
         ("no_such_module_xyz",
-         "cannot import 'no_such_module_xyz': no module named 'no_such_module_xyz' (run from "
-         "the directory that holds it, or pass the path to a .py file)"),
-        ("{dir}/missing.py", "cannot serve '{dir}/missing.py': no such file"),
-        ("{dir}/broken.py", "importing '{dir}/broken.py' failed: ZeroDivisionError: division "
-                            "by zero"),
-        ("{dir}/holders.py:nope", "'holders' has no attribute 'nope'"),
-        ("{dir}/holders.py:NUMBER", "'{dir}/holders.py:NUMBER' is a int, not tools: point at a "
-                                    "tool, a list of tools, a ToolRegistry, a ReActCognition "
+         "no module named 'no_such_module_xyz' (run from the directory that holds it, or pass "
+         "the path to a .py file)"),
+        ("{dir}/missing.py", "no such file: '{dir}/missing.py'"),
+        ("{dir}/broken.py", "importing '{dir}/broken.py' failed at {dir}/broken.py:1: "
+                            "ZeroDivisionError: division by zero"),
+        ("{dir}/holders.py:nope", "'{dir}/holders.py' has no attribute 'nope'"),
+        ("{dir}/holders.py:NUMBER", "'{dir}/holders.py:NUMBER' is an int, not tools: point at "
+                                    "a tool, a list of tools, a ToolRegistry, a ReActCognition "
                                     "or an Agent"),
         ("{dir}/empty.py", "no tools found in '{dir}/empty.py': define tools with @tool at "
                            "module level, or name the object that holds them: agentkit mcp "
                            "serve {dir}/empty.py:ATTR"),
-        ("{dir}/twins.py", "'{dir}/twins.py' holds two different tools named 'echo'; name the "
-                           "one to serve: agentkit mcp serve {dir}/twins.py:ATTR"),
+        ("{dir}", "'{dir}' is a directory: pass a .py file (such as {dir}/tools.py) or an "
+                  "importable module name (such as package.tools)"),
     ],
 )
 def test_a_bad_target_is_a_one_line_usage_error(
@@ -109,7 +108,17 @@ def test_a_bad_target_is_a_one_line_usage_error(
 ) -> None:
     script("broken.py", "1 / 0\n")
     script("empty.py", "VALUE = 1\n")
-    script("twins.py", '''
+    directory = str(holders.parent)
+    with pytest.raises(UsageError) as error:
+        serve_command(target.replace("{dir}", directory))
+    assert str(error.value) == message.replace("{dir}", directory)
+    assert "\n" not in str(error.value)
+
+
+def test_two_tools_under_one_name_are_a_definition_problem_and_nothing_is_served(
+    script: Callable[[str, str], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    twins = script("twins.py", '''
         from agentkit.tools import tool
 
         @tool(side_effecting=False, name="echo")
@@ -122,11 +131,12 @@ def test_a_bad_target_is_a_one_line_usage_error(
             """Echo the text back to the caller, reversed."""
             return text[::-1]
     ''')
-    directory = str(holders.parent)
-    with pytest.raises(UsageError) as error:
-        serve_command(target.replace("{dir}", directory))
-    assert str(error.value) == message.replace("{dir}", directory)
-    assert "\n" not in str(error.value)
+    assert serve_command(str(twins)) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {twins}:8: two different tools are named 'echo' (the other is at "
+        f"{twins}:3): rename one with @tool(name=...), or name the one to use: agentkit mcp "
+        f"serve {twins}:ATTR"
+    ]
 
 
 def test_the_cli_prints_a_bad_target_on_one_line_and_exits_2(
@@ -136,5 +146,30 @@ def test_the_cli_prints_a_bad_target_on_one_line_and_exits_2(
     assert main(["mcp", "serve", f"{holders.parent}/missing.py"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "agentkit: error: --http: expected HOST:PORT such as 127.0.0.1:8000, got 'localhost'",
-        f"agentkit: error: cannot serve '{holders.parent}/missing.py': no such file",
+        f"agentkit: error: no such file: '{holders.parent}/missing.py'",
     ]
+
+
+def test_the_command_says_at_start_up_what_it_can_do_about_approval_tools(
+    script: Callable[[str, str], Path],
+) -> None:
+    import subprocess
+
+    shop = script("shop.py", '''
+        from agentkit.tools import tool
+
+        @tool(side_effecting=True, requires_approval=True)
+        def refund(order_id: str) -> str:
+            """Issue a refund against a customer order and return the confirmation id."""
+            return order_id
+    ''')
+    result = subprocess.run(  # stdin at EOF: the stdio server starts, then ends cleanly
+        [sys.executable, "-m", "agentkit", "mcp", "serve", str(shop)], stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", (
+        "agentkit mcp serve: ['refund'] need a human's approval: each call is put to the "
+        "client's user through elicitation, and refused when the client cannot elicit. To "
+        "decide in code, start the server from Python with serve(tools, approve=callback); to "
+        f"leave them out, name a list of the other tools: agentkit mcp serve {shop}:ATTR\n"
+    ))

@@ -14,7 +14,7 @@ from agentkit.core.contracts.types import ToolCall
 from agentkit.core.policies import idempotent
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.integrations.mcp import connect_stdio
-from agentkit.integrations.mcp.command import find_tools, load_target
+from agentkit.integrations.mcp.command import load_servable
 from agentkit.integrations.mcp.schemas import mcp_input_schema
 from agentkit.tools import ToolRegistry
 
@@ -35,9 +35,8 @@ SCRIPT = [
 
 def local_tools(path: Path, effects: Path, monkeypatch: pytest.MonkeyPatch) -> ToolRegistry:
     monkeypatch.setenv("EFFECTS_FILE", str(effects))
-    monkeypatch.setattr(sys, "path", list(sys.path))  # load_target adds the file's folder
-    module, attr = load_target(str(path))
-    return find_tools(module, attr, str(path))
+    monkeypatch.setattr(sys, "path", list(sys.path))  # loading adds the file's folder
+    return load_servable(str(path)).registry()
 
 
 async def run_agent(tools: ToolRegistry | list[object], **ctx_options: object) -> AgentResult:

@@ -127,8 +127,9 @@ async def test_official_client_lists_and_calls_tools_served_by_the_cli_over_stdi
     assert effects.read_text().splitlines() == ["email ops@example.com"] * 2
     assert text_of(refund) == (True, (
         "tool 'refund' needs a human's approval and this MCP server has no way to ask for it "
-        "(the client does not support elicitation), so the call did not run. Start the "
-        "server with serve(..., approve=callback) to let a person decide"
+        "(the client does not support elicitation), so the call did not run. A person can "
+        "approve it through a client that supports elicitation, or when the server is started "
+        "from Python with serve(..., approve=callback)"
     ))
     assert text_of(quote) == (False, '{"symbol": "ACME", "price": 12.5}')
     assert quote.structured_content == {"symbol": "ACME", "price": 12.5}

@@ -267,8 +267,9 @@ async def test_ask_human_and_approvals_are_asked_through_elicitation() -> None:
         "Do not retry it unchanged"))
     assert refused.content[0].text == (  # type: ignore[union-attr]
         "tool 'wire' needs a human's approval and this MCP server has no way to ask for it "
-        "(the client does not support elicitation), so the call did not run. Start the "
-        "server with serve(..., approve=callback) to let a person decide")
+        "(the client does not support elicitation), so the call did not run. A person can "
+        "approve it through a client that supports elicitation, or when the server is started "
+        "from Python with serve(..., approve=callback)")
     assert asked[1] == (
         'Allow the tool \'wire\' to run with these arguments? {"account": "B-7", '
         '"amount_usd": 5}',

@@ -1,0 +1,61 @@
+"""The example model ids in the docs, the help text and the error messages are the ones
+``EXAMPLE_SPECS`` defines: one place, so they cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from agentkit.providers.spec import EXAMPLE_SPECS, parse_model_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+# Any Claude or GPT model id, and any provider:model spec.
+_MODEL_ID = re.compile(r"\b(?:claude|gpt)-[A-Za-z0-9.-]*[A-Za-z0-9]")
+_SPEC = re.compile(r"\b(?:anthropic|openai):[A-Za-z0-9][A-Za-z0-9.-]*(?:@https?://[^\s`'\")]+)?")
+
+
+def _texts() -> dict[str, str]:
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    # The price table lists every model it knows, not examples.
+    paths += [p for p in sorted((ROOT / "agentkit").rglob("*.py")) if p.name != "prices.py"]
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in paths}
+
+
+def test_every_model_id_and_spec_in_docs_and_code_is_an_example_spec() -> None:
+    examples = set(EXAMPLE_SPECS.values())
+    example_ids = {parse_model_spec(spec).model for spec in examples}
+    strays = {
+        (name, found)
+        for name, text in _texts().items()
+        for found in _MODEL_ID.findall(text)
+        if found not in example_ids
+    } | {
+        (name, found)
+        for name, text in _texts().items()
+        for found in _SPEC.findall(text)
+        if found not in examples and parse_model_spec(found).model not in ("MODEL",)
+    }
+    assert strays == set()
+
+
+def test_help_and_a_bad_spec_show_the_example_specs() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "agentkit", "demo", "--help"], capture_output=True, text=True,
+        timeout=60, check=False,
+    )
+    assert " ".join(result.stdout.split()).count(
+        "such as anthropic:claude-sonnet-4-6, openai:gpt-4o-mini or "
+        "openai:llama3.1@http://localhost:11434/v1"
+    ) == 1
+    result = subprocess.run(
+        [sys.executable, "-m", "agentkit", "demo", "--model", "claude"], capture_output=True,
+        text=True, timeout=60, check=False,
+    )
+    assert result.stderr == (
+        "agentkit demo: model 'claude' failed: model spec 'claude' is not "
+        "PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai']; e.g. "
+        "anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, "
+        "openai:llama3.1@http://localhost:11434/v1\n"
+    )
