@@ -14,18 +14,25 @@ from agentkit.agents.events import (
 from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
-from agentkit.core.contracts.errors import OutputCoercionError, RunNotResumable
+from agentkit.core.contracts.errors import (
+    CheckpointCorrupt,
+    OutputCoercionError,
+    RunNotResumable,
+    RunTakenOver,
+)
 
 __all__ = [
     "Agent",
     "AgentEvent",
     "AgentResult",
     "Autonomy",
+    "CheckpointCorrupt",
     "Cognition",
     "FinalEvent",
     "InterruptEvent",
     "OutputCoercionError",
     "RunNotResumable",
+    "RunTakenOver",
     "Skill",
     "StepEvent",
     "StopReason",

@@ -17,7 +17,7 @@ from agentkit.core.contracts.errors import (
     OutputCoercionError,
     RunError,
     RunNotResumable,
-    VersionConflict,
+    RunTakenOver,
 )
 from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.ports import Checkpointer
@@ -29,8 +29,13 @@ from agentkit.state.checkpoints.store_checkpointer import (
     missing_checkpoint_hint,
 )
 from agentkit.state.memory.source import MemoryItem, MemorySource
+from agentkit.state.owners import owner_alive, this_owner
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
+
+_ADVANCING: set[str] = set()
+"""Checkpoint keys of the runs this process is advancing now: a run whose checkpoint
+names this process as its owner is only free to recover when it is not among them."""
 
 
 class Cognition(Protocol):
@@ -60,6 +65,12 @@ async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunS
             key, f"expected an agent run's state, found a {type(state).__name__}", run_id=run_id
         )
     return state, version
+
+
+def _describe(owner: str) -> str:
+    host, _, rest = owner.partition("|")
+    pid = rest.partition("|")[0]
+    return "this process" if owner == this_owner() else f"process {pid} on {host}"
 
 
 def _quote(text: str) -> str:
@@ -210,10 +221,24 @@ class Agent:
             self, ctx, state, key=key, version=version, checkpointer=checkpointer, sink=sink
         )
         run.extra_system = extra_system
-        await run.save()
+        try:
+            await run.save()  # the claim: a compare-and-set over what was loaded
+        except RunTakenOver:
+            raise RunNotResumable(
+                ctx.correlation_id,
+                f"another worker started agent {self.name!r} under this run id at the same "
+                "moment, and got there first; start the new run on a fresh context",
+            ) from None
         return await self._advance(run)
 
     async def _advance(self, run: AgentRun) -> AgentResult:
+        _ADVANCING.add(run.key)
+        try:
+            return await self._advance_claimed(run)
+        finally:
+            _ADVANCING.discard(run.key)
+
+    async def _advance_claimed(self, run: AgentRun) -> AgentResult:
         ctx = run.ctx
         if ctx.tracer is None:
             return await self._advance_untraced(run)
@@ -233,6 +258,8 @@ class Agent:
     async def _advance_untraced(self, run: AgentRun) -> AgentResult:
         try:
             await self.cognition.advance(run)
+        except RunTakenOver:
+            raise  # the run is another worker's now: write nothing more
         except RunError as exc:
             await run.stop(exc.stop_reason, exc)  # type: ignore[arg-type]
         except OutputCoercionError as exc:
@@ -291,26 +318,39 @@ class Agent:
         run.status = "running"
         try:
             await run.save()
-        except VersionConflict:
+        except RunTakenOver:
             raise RunNotResumable(run_id, "another worker resumed it first") from None
         return await self._advance(run)
 
     async def recover(self, run_id: str, ctx: RunContext) -> AgentResult:
-        """Continue a run whose worker died between steps, from its last checkpoint.
+        """Continue a run whose worker died, from its last checkpoint.
 
-        Finished tool calls are not run again. Taking the run over bumps its checkpoint
-        version, so if the old worker was alive after all, its next save fails and it
-        stops: one writer per run.
+        Finished tool calls are not run again, and a side-effecting call the crash
+        interrupted is settled by its intent (see :mod:`agentkit.agents.intents`).
+        Raises :class:`RunNotResumable` before running any step when the run is not
+        running, when its worker is still alive on this machine, or when another worker
+        took it over first. A worker on another machine cannot be checked: taking the
+        run over bumps its checkpoint version, so if that worker was alive after all,
+        its next save raises :class:`RunTakenOver` and it stops: one writer per run.
         """
         state, version, key = await self._claim(run_id, ctx, want="running")
+        if state.owner and owner_alive(state.owner) and (
+            state.owner != this_owner() or key in _ADVANCING
+        ):
+            raise RunNotResumable(
+                run_id,
+                f"its worker ({_describe(state.owner)}) is still running it; recover only "
+                "takes over a run whose worker died",
+            )
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
         )
+        run.interrupted = frozenset(c.id for c in run.open_calls if c.id not in run.answered)
         run.extra_system = await self._recall(self._task_of(state), ctx)
         try:
             await run.save()
-        except VersionConflict:
+        except RunTakenOver:
             raise RunNotResumable(run_id, "another worker took it over first") from None
         return await self._advance(run)
 

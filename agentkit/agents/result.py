@@ -25,8 +25,12 @@ class Suspended:
     """The run to resume."""
     pending: tuple[ToolCall, ...]
     """The calls waiting for a decision, with the exact (frozen) arguments to approve."""
-    reason: Literal["awaiting_approval", "awaiting_input"] = "awaiting_approval"
-    """Why: a gated tool call, or a question for the human (``ask_human``)."""
+    reason: Literal["awaiting_approval", "awaiting_input", "outcome_unknown"] = (
+        "awaiting_approval"
+    )
+    """Why: a gated tool call, a question for the human (``ask_human``), or a call a
+    crash interrupted whose outcome is unknown (``"approve"`` runs it again,
+    ``"reject"`` does not)."""
 
 
 @dataclass(frozen=True, slots=True)

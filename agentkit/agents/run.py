@@ -20,15 +20,19 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from agentkit.agents.intents import Intent, intent_key, unknown_outcome
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus
 from agentkit.agents.tool_messages import describe_failure, render_value
 from agentkit.core.contracts.errors import (
     DepthLimitExceeded,
     OutputCoercionError,
+    RunCancelled,
     RunError,
+    RunTakenOver,
     ToolArgumentError,
     ToolNotFoundError,
+    VersionConflict,
 )
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
@@ -43,6 +47,7 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.runtime.context import RunContext
+from agentkit.state.owners import this_owner
 from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
@@ -89,6 +94,11 @@ class AgentRun:
         self.error: BaseException | None = None
         self._save_lock: asyncio.Lock | None = None
         self._stop: RunError | None = None
+        self.interrupted: frozenset[str] = frozenset()
+        """Calls that were open and unanswered when this run was recovered: each may
+        have started before the crash, so its intent is consulted before it runs."""
+        self._intents: dict[str, str] = {}
+        self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
 
@@ -106,13 +116,20 @@ class AgentRun:
             pending=FrozenDict(self.pending),
             decisions=self.decisions,
             repairs=self.repairs,
+            owner=self._owner,
         )
 
     async def save(self) -> None:
-        """Write the checkpoint over the version this run last wrote (or loaded)."""
-        self.version = await self.checkpointer.save(
-            self.key, self.snapshot(), expected_version=self.version
-        )
+        """Write the checkpoint over the version this run last wrote (or loaded).
+
+        Raises :class:`RunTakenOver` when another worker has written since.
+        """
+        try:
+            self.version = await self.checkpointer.save(
+                self.key, self.snapshot(), expected_version=self.version
+            )
+        except VersionConflict:
+            raise RunTakenOver(self.run_id) from None
 
     def emit(self, event: AgentEvent) -> None:
         """Hand an event to the stream, when the run is being streamed."""
@@ -215,9 +232,77 @@ class AgentRun:
     def suspended(self) -> Suspended:
         """The :class:`Suspended` record for the calls waiting now."""
         calls = tuple(c for c in self.open_calls if c.id in self.pending)
-        if "input" in self.pending.values():
+        kinds = set(self.pending.values())
+        if "unknown_outcome" in kinds:
+            return Suspended(self.run_id, calls, reason="outcome_unknown")
+        if "input" in kinds:
             return Suspended(self.run_id, calls, reason="awaiting_input")
         return Suspended(self.run_id, calls, reason="awaiting_approval")
+
+    # -- intents --------------------------------------------------------------------
+
+    async def settle_interrupted(self, registry: ToolRegistry) -> bool:
+        """Decide what to do with the calls a crash interrupted (see
+        :mod:`agentkit.agents.intents`), before any call of the turn runs again.
+
+        Finished calls get their recorded answers; calls that may have acted and cannot
+        safely run again are answered as unknown, or, under ``gated``/``manual``
+        autonomy, held for a person: then the run suspends and this returns True.
+        """
+        interrupted, self.interrupted = self.interrupted, frozenset()
+        unknown: list[str] = []
+        for call in self.open_calls:
+            if call.id not in interrupted or call.id in self.answered:
+                continue
+            if call.name not in registry:
+                continue
+            stored = await self.ctx.store.get(intent_key(self.key, call.id))
+            if not isinstance(stored, Intent):
+                continue  # it never started: it runs now
+            if stored.outcome is not None:
+                self.answered[call.id] = stored.outcome
+                continue
+            tool = registry.get(call.name)
+            if getattr(tool, "idempotent", False):
+                continue  # declared safe to repeat: it runs again
+            replayed = await self._recorded_result(call, tool)
+            if replayed is not None:
+                self.answered[call.id] = replayed
+            elif self.ctx.autonomy in ("gated", "manual"):
+                unknown.append(call.id)
+            else:
+                self.answered[call.id] = self._tool_message(
+                    call,
+                    unknown_outcome(call.name, f"{call.name!r} is not declared idempotent"),
+                    is_error=True,
+                )
+        if unknown:
+            held: dict[str, PendingKind] = {
+                cid: kind for cid, kind in self.pending.items() if cid not in self.answered
+            }
+            held.update(dict.fromkeys(unknown, "unknown_outcome"))
+            self.decisions = FrozenDict()
+            await self.suspend(held)
+            return True
+        await self.save()
+        return False
+
+    async def _recorded_result(self, call: ToolCall, tool: Tool) -> Message | None:
+        """The result ``idempotent()`` recorded for this call before the crash, if any."""
+        from agentkit.core.policies.idempotent import idempotency_key
+
+        request = ToolRequest(call.name, call.arguments, tool, True, call_id=call.id)
+        key = idempotency_key(request, self.ctx)
+        value = await self.ctx.store.get(key)
+        if value is None:
+            return None
+        return self._tool_message(call, render_value(value), is_error=False)
+
+    @staticmethod
+    def _tool_message(call: ToolCall, content: str, *, is_error: bool) -> Message:
+        return Message(
+            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error
+        )
 
     async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
         """Run every open call not yet answered (concurrently, bounded), then add the
@@ -268,9 +353,11 @@ class AgentRun:
             if self._stop is None:
                 self._stop = exc
             return
-        message = Message(
-            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error
-        )
+        message = self._tool_message(call, content, is_error=is_error)
+        key = intent_key(self.key, call.id)
+        started = self._intents.pop(call.id, None)
+        if started is not None:
+            await self.ctx.store.set(key, Intent(call.id, call.name, started, message))
         self.answered[call.id] = message
         self.emit(ToolResultEvent(call.id, call.name, content, is_error))
         if self._save_lock is None:
@@ -278,6 +365,8 @@ class AgentRun:
         else:
             async with self._save_lock:
                 await self.save()
+        if started is not None:
+            await self.ctx.store.delete(key)
 
     async def _execute(self, call: ToolCall, registry: ToolRegistry) -> tuple[str, bool]:
         arguments: Mapping[str, Any] = call.arguments
@@ -289,7 +378,9 @@ class AgentRun:
             if not isinstance(answer, str):
                 return "The human gave no answer to this question.", True
             return answer, False
-        if kind == "approval":
+        if kind == "unknown_outcome" and (decision is None or decision == "reject"):
+            return unknown_outcome(call.name, "a person decided not to run it again"), True
+        if kind == "approval" or kind == "unknown_outcome":
             if decision is None or decision == "reject":
                 return (
                     f"The call to {call.name!r} was not approved by a human, so it did not run. "
@@ -320,8 +411,12 @@ class AgentRun:
                 call_id=call.id,
                 key_step=bool(tool.side_effecting),
             )
+            if _key_step(tool, call):
+                await self._start_intent(call, arguments)
             value = await self.ctx.invoker.invoke_tool(request, self.ctx)
         except (RunError, asyncio.CancelledError) as exc:
+            if not isinstance(exc, RunCancelled | asyncio.CancelledError):
+                await self._drop_intent(call)  # refused before the body ran (budget, depth)
             if isinstance(exc, DepthLimitExceeded):
                 return describe_failure(call.name, exc), True
             raise
@@ -330,6 +425,18 @@ class AgentRun:
         except Exception as exc:
             return describe_failure(call.name, exc), True
         return note + render_value(value), False
+
+    async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
+        """Record that this side-effecting call is about to start."""
+        from agentkit.core.policies._keys import hash_arguments
+
+        digest = hash_arguments(arguments)
+        await self.ctx.store.set(intent_key(self.key, call.id), Intent(call.id, call.name, digest))
+        self._intents[call.id] = digest
+
+    async def _drop_intent(self, call: ToolCall) -> None:
+        if self._intents.pop(call.id, None) is not None:
+            await self.ctx.store.delete(intent_key(self.key, call.id))
 
     # -- outcome --------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ __all__ = ["PendingKind", "RunState", "RunStatus"]
 RunStatus = Literal[
     "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
-PendingKind = Literal["approval", "input"]
+PendingKind = Literal["approval", "input", "unknown_outcome"]
 
 TERMINAL: frozenset[str] = frozenset(
     {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}
@@ -47,9 +47,13 @@ class RunState:
     answered: tuple[Message, ...] = ()
     """Tool results of ``open_calls`` already in (a recovered run does not redo them)."""
     pending: FrozenDict[str, PendingKind] = field(default_factory=FrozenDict)
-    """Call id to what it waits for: ``approval`` of a gated call, or ``input`` for
-    ``ask_human``."""
+    """Call id to what it waits for: ``approval`` of a gated call, ``input`` for
+    ``ask_human``, or ``unknown_outcome``: a call a crash interrupted that may have acted,
+    for a person to allow or refuse running again."""
     decisions: Mapping[str, Any] = field(default_factory=FrozenDict)
     """The human's decisions for pending calls, given on resume."""
     repairs: int = 0
     """Output repair turns used."""
+    owner: str = ""
+    """The worker process that wrote this checkpoint (see
+    :mod:`agentkit.state.owners`): ``recover`` refuses to take a run from a live one."""

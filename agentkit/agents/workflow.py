@@ -188,7 +188,14 @@ class Workflow:
                 f"workflow {self.name!r} already has a {existing.status} run under this run id",
             )
         state = _State("running", FrozenDict({"task": task}), (), (), FrozenDict(), Usage())
-        version = await checkpointer.save(key, state, expected_version=version)
+        try:
+            version = await checkpointer.save(key, state, expected_version=version)
+        except VersionConflict:
+            raise RunNotResumable(
+                ctx.correlation_id,
+                f"another worker started workflow {self.name!r} under this run id at the "
+                "same moment, and got there first",
+            ) from None
         return await _Execution(self, ctx, checkpointer, key, version, state).go()
 
     async def resume(

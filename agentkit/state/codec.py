@@ -30,6 +30,7 @@ import decimal
 import importlib
 import json
 import math
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -43,6 +44,14 @@ FORMAT_VERSION = 1
 """The version this agentkit writes and the only one it reads."""
 
 _TAG = "$"
+
+# Built once: json.dumps with non-default options builds a new encoder on every call.
+_json_text = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+_ENVELOPE_OPEN = f'{{"agentkit":{FORMAT_VERSION},"value":'
+# Deepest JSON nesting a value may have. Reading costs more stack per level than writing,
+# so without a common bound dumps() could write a checkpoint loads() cannot read back.
+MAX_DEPTH = 200
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 Encoder = Callable[[Any], Mapping[str, Any]]
 Decoder = Callable[[dict[str, Any]], Any]
@@ -186,6 +195,44 @@ def _dataclass_codec(cls: type) -> tuple[Encoder, Decoder]:
     return encode, decode
 
 
+def _dataclass_encoder(cls: type, tag: str) -> Callable[[Any], dict[str, Any]]:
+    """One pass over a dataclass's init fields, plain values written as they are: a
+    checkpoint holds many small values, so this is the codec's hot path."""
+    fields = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            fields.append((f.name, True, f.default))
+        elif f.default_factory is not dataclasses.MISSING:
+            fields.append((f.name, True, f.default_factory()))
+        else:
+            fields.append((f.name, False, None))
+    plain = (str, int, bool, type(None))
+
+    def encode(value: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {_TAG: tag}
+        name = ""
+        try:
+            for name, has_default, default in fields:
+                item = getattr(value, name)
+                kind = type(item)
+                if (
+                    has_default
+                    and kind is type(default)
+                    and item == default
+                    and (kind is not float or repr(item) == repr(default))  # keep -0.0
+                ):
+                    continue
+                out[name] = item if kind in plain else _encode(item)
+        except _Unstorable as exc:
+            exc.path.append(f".{name}")
+            raise
+        return out
+
+    return encode
+
+
 def register(
     cls: type,
     *,
@@ -221,11 +268,16 @@ def register(
                 "dataclass has a field-wise codec by default"
             )
         default_encode, default_decode = _dataclass_codec(cls)
+        fast = _dataclass_encoder(cls, tag) if encode is None else None
         encode = encode or default_encode
         decode = decode or default_decode
+    else:
+        fast = None
     fields_of = encode
 
     def encode_tagged(value: Any) -> dict[str, Any]:
+        if fast is not None:
+            return fast(value)
         out: dict[str, Any] = {_TAG: tag}
         for name, item in fields_of(value).items():
             if name == _TAG:
@@ -258,16 +310,30 @@ def dumps(value: Any) -> str:
     except _Unstorable as exc:
         raise NotStorable(exc.type_name, "$" + "".join(reversed(exc.path))) from None
     except RecursionError:
-        raise NotStorable("value nested too deeply", "$") from None
+        raise NotStorable(_too_deep(value), "$") from None
     try:
-        return json.dumps(
-            {"agentkit": FORMAT_VERSION, "value": body},
-            ensure_ascii=True,
-            allow_nan=False,
-            separators=(",", ":"),
-        )
+        text = _json_text(body)
     except (ValueError, RecursionError) as exc:  # an int too long for str(), say
-        raise NotStorable(f"value JSON cannot hold ({exc})", "$") from None
+        raise NotStorable(f"{type(value).__name__} JSON cannot hold ({exc})", "$") from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:
+        raise NotStorable(_too_deep(value), "$")
+    return _ENVELOPE_OPEN + text + "}"
+
+
+def _too_deep(value: Any) -> str:
+    return f"{type(value).__name__} nested more than {MAX_DEPTH} levels (as JSON)"
+
+
+def _depth(text: str) -> int:
+    """The deepest bracket nesting of JSON ``text``, brackets inside strings skipped."""
+    depth = deepest = 0
+    for token in _JSON_TOKENS.findall(text):
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+    return deepest
 
 
 # -- decoding -------------------------------------------------------------------------

@@ -134,6 +134,16 @@ class App:
         return self.effects.read_text().splitlines()
 
 
+def unknown(tool: str) -> str:
+    return (
+        f"The outcome of this call to {tool!r} is unknown: the worker running it stopped (it "
+        "crashed or was killed) after the call started and before its result was recorded, "
+        "so it may or may not have taken effect. It was not run again: "
+        f"{tool!r} is not declared idempotent. Check whether it took effect before "
+        "repeating it."
+    )
+
+
 def tools_done(*entries: tuple[str, str]) -> list[list[Any]]:
     return [[call_id, content, False] for call_id, content in entries]
 
@@ -174,9 +184,9 @@ def test_a_killed_run_recovers_without_running_a_finished_call_twice(
     recovered = app.run("recover", "run-2", *middleware)
     assert recovered == {
         "stop_reason": "complete", "output": "All done.", "run_id": "run-2", "pending": None,
-        "tools": tools_done(("c-charge", "charged A1"), ("c-notify", "notified bob")),
+        "tools": [*tools_done(("c-charge", "charged A1")), ["c-notify", unknown("notify"), True]],
     }
-    assert app.effect_lines() == ["charge A1", "notify bob"]
+    assert app.effect_lines() == ["charge A1"]  # notify died mid-body: not run again
 
     again = app.run("recover", "run-2")
     assert again == {
@@ -200,18 +210,21 @@ def test_idempotent_protects_a_call_whose_result_was_never_checkpointed(
     assert app.effect_lines() == ["charge A1", "notify bob"]
 
 
-def test_without_idempotent_a_call_interrupted_before_its_checkpoint_runs_again(
+def test_without_idempotent_a_call_interrupted_before_its_checkpoint_is_reported_unknown(
     tmp_path: Path,
 ) -> None:
-    """Why idempotent() is the documented protection: recover re-runs any call whose
-    result the checkpoint never saw."""
+    """A call that acted but whose result was never recorded is not run again: the model
+    is told its outcome is unknown."""
     app = App(tmp_path)
 
     app.run("start", "run-4", "crash-after-charge", exit_code=1)
     recovered = app.run("recover", "run-4")
 
     assert recovered["stop_reason"] == "complete"
-    assert app.effect_lines() == ["charge A1", "charge A1", "notify bob"]
+    assert recovered["tools"] == [
+        ["c-charge", unknown("charge"), True], *tools_done(("c-notify", "notified bob"))
+    ]
+    assert app.effect_lines() == ["charge A1", "notify bob"]
 
 
 def test_of_two_processes_racing_to_resume_exactly_one_proceeds(tmp_path: Path) -> None:

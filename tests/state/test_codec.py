@@ -118,13 +118,22 @@ def test_a_value_that_is_not_data_is_refused_naming_where(
         dumps(value)
     assert (info.value.path, info.value.type_name) == (path, type_name)
     assert str(info.value) == (
-        f"cannot store {path}: a {type_name} is not storable. Stores keep JSON data: None, "
-        "bool, int, float, str, bytes, list, tuple, dict, set, frozenset, datetime, date, "
-        "time, timedelta, Decimal, UUID and agentkit's own values (Message, ToolCall, Usage, "
-        "media, ...). Return plain data from the tool, or register the type with "
+        f"cannot store {path}: type {type_name} is not storable. Stores keep JSON data: None, "
+        "bool, int, float, str, bytes, bytearray, list, tuple, dict, set, frozenset, datetime, "
+        "date, time, timedelta, Decimal, UUID and agentkit's own values (Message, ToolCall, "
+        "Usage, media, ...). Return plain data from the tool, or register the type with "
         "agentkit.state.codec.register(...)"
     )
     assert isinstance(info.value, TypeError)
+
+
+def test_an_integer_json_cannot_write_is_refused() -> None:
+    with pytest.raises(NotStorable) as info:
+        dumps([10**5000])
+    assert info.value.type_name == (
+        "list JSON cannot hold (Exceeds the limit (4300 digits) for integer string "
+        "conversion; use sys.set_int_max_str_digits() to increase the limit)"
+    )
 
 
 @dataclass(frozen=True)
@@ -373,3 +382,19 @@ async def test_memory_store_hands_back_copies_like_a_durable_store() -> None:
     assert first == {"items": [1]}
     first["items"].append(3)
     assert await store.get("k") == {"items": [1]}
+
+
+@pytest.mark.parametrize("depth", [50, 150, 300, 450, 700])
+def test_what_dumps_writes_loads_reads_back_however_deep(depth: int) -> None:
+    # A checkpoint that was written but cannot be read would strand its run: every depth
+    # is either stored and read back, or refused as NotStorable before anything is written.
+    for make in (lambda v: [v], lambda v: {"k": v}, lambda v: (v,), lambda v: FrozenDict(k=v)):
+        value: Any = "leaf"
+        for _ in range(depth):
+            value = make(value)
+        try:
+            text = dumps(value)
+        except NotStorable as exc:
+            assert "nested more than" in str(exc)
+            continue
+        assert loads(text, key="k") == value

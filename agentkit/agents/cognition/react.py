@@ -43,6 +43,8 @@ class ReActCognition:
         """Drive ``run`` from wherever it stands until it completes, suspends or runs out
         of iterations."""
         tools = self.tools
+        if run.interrupted and await run.settle_interrupted(tools):
+            return
         while True:
             if run.open_calls:
                 if not run.pending:

@@ -16,6 +16,7 @@
     │   ├── BudgetExceeded
     │   ├── UnpricedModel
     │   └── RunNotResumable
+    │       └── RunTakenOver
     ├── ProviderError                      a model provider failed (transient or not)
     ├── VersionConflict                    state: another writer got there first
     ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
@@ -266,6 +267,18 @@ class RunNotResumable(RunError):
         super().__init__(f"run {run_id!r} cannot be resumed: {reason}")
 
 
+class RunTakenOver(RunNotResumable):
+    """This worker lost its run: another worker took it over (``recover`` from a machine
+    that could not tell this one was alive) and wrote a newer checkpoint. The worker
+    stops at once, without writing anything more."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(
+            run_id,
+            "another worker took it over and saved a newer checkpoint; this worker stopped",
+        )
+
+
 class VersionConflict(AgentkitError):
     """A versioned write lost a race: the stored version moved on since it was read."""
 
@@ -307,16 +320,18 @@ class NotStorable(AgentkitError, TypeError):
 
     Stores hold versioned JSON (see :mod:`agentkit.state.codec`), never pickles, so only
     plain data and registered types can be kept. ``path`` locates the offending part
-    (``"$.result[2]"``) and ``type_name`` names its type.
+    (``"$.result[2]"``) and ``type_name`` names its type; ``context``, when set, opens
+    the message with what it means for the caller.
     """
 
-    def __init__(self, type_name: str, path: str = "$") -> None:
+    def __init__(self, type_name: str, path: str = "$", *, context: str = "") -> None:
         self.type_name = type_name
         self.path = path
+        self.context = context
         super().__init__(
-            f"cannot store {path}: a {type_name} is not storable. Stores keep JSON data: "
-            "None, bool, int, float, str, bytes, list, tuple, dict, set, frozenset, "
-            "datetime, date, time, timedelta, Decimal, UUID and agentkit's own values "
-            "(Message, ToolCall, Usage, media, ...). Return plain data from the tool, or "
-            "register the type with agentkit.state.codec.register(...)"
+            f"{context}cannot store {path}: type {type_name} is not storable. Stores keep "
+            "JSON data: None, bool, int, float, str, bytes, bytearray, list, tuple, dict, set, "
+            "frozenset, datetime, date, time, timedelta, Decimal, UUID and agentkit's own "
+            "values (Message, ToolCall, Usage, media, ...). Return plain data from the tool, "
+            "or register the type with agentkit.state.codec.register(...)"
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.core.policies._keys import hash_arguments
@@ -11,7 +12,23 @@ from agentkit.core.policies._keys import hash_arguments
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["idempotent"]
+__all__ = ["idempotency_key", "idempotent"]
+
+
+def idempotency_key(request: ToolRequest, ctx: RunContext, digest: str | None = None) -> str:
+    """The store key under which ``idempotent()`` records this call's result.
+
+    ``digest`` is the arguments' hash when already computed.
+    """
+    if digest is None:
+        digest = hash_arguments(request.arguments)
+    key = f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:{digest}"
+    scope = request.meta.get("idempotency_scope") or getattr(
+        request.tool, "idempotency_scope", "arguments"
+    )
+    if request.call_id is not None and scope == "call":
+        key = f"{key}:{request.call_id}"
+    return key
 
 
 def idempotent(store: Store | None = None, *, ttl: float | None = None) -> ToolMiddleware:
@@ -49,16 +66,27 @@ class _Idempotent:
         store = self._store if self._store is not None else ctx.store
         digest = hash_arguments(request.arguments)
         request.meta["arguments_sha256"] = digest  # audit() reuses it instead of rehashing
-        key = f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:{digest}"
-        scope = request.meta.get("idempotency_scope") or getattr(
-            request.tool, "idempotency_scope", "arguments"
-        )
-        if request.call_id is not None and scope == "call":
-            key = f"{key}:{request.call_id}"
+        key = idempotency_key(request, ctx, digest)
         request.meta["idempotency_key"] = key  # lets an outer retry() know a repeat is safe
-        value, created = await store.get_or_set(
-            key, lambda: call_next(request, ctx), ttl=self._ttl
-        )
+        ran = False
+
+        async def run() -> Any:
+            nonlocal ran
+            value = await call_next(request, ctx)
+            ran = True
+            return value
+
+        try:
+            value, created = await store.get_or_set(key, run, ttl=self._ttl)
+        except NotStorable as exc:
+            if not ran:
+                raise
+            raise NotStorable(
+                exc.type_name,
+                exc.path,
+                context=f"tool {request.name!r} ran, but idempotent() could not record its "
+                "result, so repeating this call would act again: ",
+            ) from None
         request.meta["idempotency"] = "executed" if created else "replayed"
         return value
 

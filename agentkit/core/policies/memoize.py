@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.core.policies._keys import hash_arguments
@@ -28,7 +29,11 @@ def memoize(store: Store | None = None, *, ttl: float | None = None) -> ToolMidd
     The key is (scope, tool name, arguments). Side-effecting calls (the request's flag
     OR the tool's) pass straight through, uncached. ``store`` defaults to the context's.
 
-    Sets ``request.meta["memoize"]`` to ``"hit"``, ``"miss"`` or ``"skipped"``.
+    A result the store cannot keep (see :mod:`agentkit.state.codec`) is returned
+    uncached.
+
+    Sets ``request.meta["memoize"]`` to ``"hit"``, ``"miss"``, ``"skipped"`` or
+    ``"unstorable"``.
     """
     return _Memoize(store, ttl)
 
@@ -46,9 +51,19 @@ class _Memoize:
             return await call_next(request, ctx)
         store = self._store if self._store is not None else ctx.store
         key = f"memoize:{ctx.scope.key()}:{request.name}:{hash_arguments(request.arguments)}"
-        value, created = await store.get_or_set(
-            key, lambda: call_next(request, ctx), ttl=self._ttl
-        )
+        produced: list[Any] = []
+
+        async def run() -> Any:
+            value = await call_next(request, ctx)
+            produced.append(value)
+            return value
+
+        try:
+            value, created = await store.get_or_set(key, run, ttl=self._ttl)
+        except NotStorable:
+            # A cache that cannot hold a read-only result is no reason to fail the call.
+            request.meta["memoize"] = "unstorable"
+            return produced[0] if produced else await call_next(request, ctx)
         request.meta["memoize"] = "miss" if created else "hit"
         return value
 

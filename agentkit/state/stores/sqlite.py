@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sqlite3
 import time
 import uuid
@@ -33,6 +32,7 @@ from typing import Any, TypeVar
 
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.state.codec import dumps, loads
+from agentkit.state.owners import owner_alive, this_owner
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
 
 __all__ = ["SQLiteStore"]
@@ -51,27 +51,12 @@ CREATE TABLE IF NOT EXISTS versioned (key TEXT PRIMARY KEY, value TEXT NOT NULL,
 
 _MISSING = object()
 
-_HOST = socket.gethostname()
-
-
 def _holder_alive(owner: str) -> bool:
-    """False only when ``owner`` (``host|pid|token``) is a process on this machine that
-    no longer exists: a worker killed mid-factory must not block recovery for a whole
-    lease. Anything unreadable, remote or unknowable counts as alive."""
-    host, _, rest = owner.partition("|")
-    pid_text, _, _ = rest.partition("|")
-    if os.name != "posix" or host != _HOST or not pid_text.isdigit():
-        return True
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)  # signal 0: an existence check, nothing is delivered
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
+    """False only when ``owner`` is a process on this machine that is known to be gone
+    (see :mod:`agentkit.state.owners`: a PID alone would make a restarted container,
+    PID 1 again, wait out the whole lease): a worker killed mid-factory must not block
+    recovery. Anything remote or unknowable counts as alive until its lease ends."""
+    return owner_alive(owner) is not False
 
 
 class SQLiteStore:
@@ -93,7 +78,9 @@ class SQLiteStore:
         self.path = os.fspath(path)
         self.claim_lease = claim_lease
         self.poll_interval = poll_interval
-        self._owner = f"{_HOST}|{os.getpid()}|{uuid.uuid4().hex}"
+        # The process's owner id, plus a token so two stores of one process never
+        # release each other's claims.
+        self._owner = f"{this_owner()}|{uuid.uuid4().hex}"
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._worker = SQLiteWorker(
             self.path, schema=_SCHEMA, owner="SQLiteStore", busy_timeout=busy_timeout

@@ -8,8 +8,10 @@ timeout so processes wait for each other's locks), and awaits its calls from the
 from __future__ import annotations
 
 import asyncio
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -17,6 +19,8 @@ from typing import TypeVar
 __all__ = ["SQLiteWorker"]
 
 _T = TypeVar("_T")
+
+_LOCKED = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 class SQLiteWorker:
@@ -42,11 +46,36 @@ class SQLiteWorker:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(self._schema)
+            try:
+                self._set_up(conn)
+            except BaseException:
+                conn.close()
+                raise
             self._local.conn = conn
         return conn
+
+    def _set_up(self, conn: sqlite3.Connection) -> None:
+        """WAL mode and the schema, retried while another process holds the lock.
+
+        Switching a new file to WAL needs an exclusive lock, and SQLite reports a
+        competing switch as "database is locked" at once, without waiting on the busy
+        timeout; so several processes opening one new file together retry here, until
+        the busy timeout runs out.
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        pause = 0.001
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(self._schema)
+                return
+            except sqlite3.OperationalError as exc:
+                code = getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) & 0xFF
+                if code not in _LOCKED or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause * (0.5 + random.random()))
+            pause = min(pause * 2, 0.1)
 
     def _check_open(self) -> None:
         if self._closed:

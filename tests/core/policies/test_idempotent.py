@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.types import Scope, ToolRequest
 from agentkit.core.policies import idempotent
 from agentkit.core.runtime import RunContext
@@ -342,3 +343,32 @@ async def test_a_call_scoped_tool_replays_retries_but_runs_new_calls() -> None:
     assert await ctx.invoker.invoke_tool(new_call, ctx) == 2
     assert retry_of_first.meta["idempotency"] == "replayed"
     assert new_call.meta["idempotency"] == "executed"
+
+
+class Opaque:
+    """A result no store can keep."""
+
+
+async def test_a_result_that_cannot_be_recorded_says_the_call_ran() -> None:
+    """The body acted: the error must say so, since a repeat would act again."""
+    acted: list[str] = []
+
+    @tool(side_effecting=True)
+    async def open_ticket(title: str) -> Opaque:
+        """Open a ticket in the tracker and return the tracker's ticket object."""
+        acted.append(title)
+        return Opaque()
+
+    ctx = ctx_for(InMemoryStore())
+    request = ToolRequest("open_ticket", {"title": "disk full"}, open_ticket)
+    with pytest.raises(NotStorable) as info:
+        await ctx.invoker.invoke_tool(request, ctx)
+    assert acted == ["disk full"]
+    assert str(info.value) == (
+        "tool 'open_ticket' ran, but idempotent() could not record its result, so repeating "
+        "this call would act again: cannot store $: type Opaque is not storable. Stores keep "
+        "JSON data: None, bool, int, float, str, bytes, bytearray, list, tuple, dict, set, "
+        "frozenset, datetime, date, time, timedelta, Decimal, UUID and agentkit's own values "
+        "(Message, ToolCall, Usage, media, ...). Return plain data from the tool, or register "
+        "the type with agentkit.state.codec.register(...)"
+    )

@@ -146,3 +146,25 @@ def test_the_module_docstring_records_the_send_email_failure() -> None:
 
 def test_repr_names_the_factory_and_its_settings() -> None:
     assert repr(memoize(ttl=30)) == "memoize(store=None, ttl=30)"
+
+
+class Opaque:
+    """A result no store can keep."""
+
+
+async def test_a_result_the_store_cannot_keep_is_returned_uncached() -> None:
+    looked_up: list[str] = []
+    result = Opaque()
+
+    @tool(side_effecting=False)
+    async def fetch_report(name: str) -> Opaque:
+        """Fetch a report object from the reporting service by its name."""
+        looked_up.append(name)
+        return result
+
+    ctx = ctx_for(InMemoryStore())
+    for _ in range(2):
+        request = ToolRequest("fetch_report", {"name": "q3"}, fetch_report)
+        assert await ctx.invoker.invoke_tool(request, ctx) is result
+        assert request.meta["memoize"] == "unstorable"
+    assert looked_up == ["q3", "q3"]

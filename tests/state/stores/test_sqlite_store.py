@@ -159,3 +159,26 @@ async def test_a_claim_whose_process_died_is_taken_over_without_waiting_out_its_
         assert calls == ["factory"]
     finally:
         store.close()
+
+
+async def test_a_dead_claim_holder_with_our_own_pid_is_taken_over_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A restarted container runs its worker as the same PID (1) again: the claim its
+    earlier life left must not look like ours and block for the whole lease."""
+    script = tmp_path / "dies.py"
+    script.write_text(_DIES_HOLDING_A_CLAIM)
+    db = tmp_path / "shared.db"
+    proc = subprocess.Popen([sys.executable, str(script), str(db)], stderr=subprocess.PIPE)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    monkeypatch.setattr("os.getpid", lambda: proc.pid)  # we are that PID now
+
+    store = SQLiteStore(db, claim_lease=300)
+    try:
+        calls: list[str] = []
+        made = store.get_or_set("charge:order-1", constant("charged", calls))
+        assert await asyncio.wait_for(made, timeout=20) == ("charged", True)
+        assert calls == ["factory"]
+    finally:
+        store.close()
