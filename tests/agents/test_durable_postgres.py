@@ -44,6 +44,9 @@ def say(line):
 async def charge(order_id: str) -> str:
     """Charge the customer's card for an order; must never happen twice."""
     record("charge " + order_id)
+    if "hang-in-charge" in options:
+        say("charging")
+        await asyncio.sleep(3600)  # killed here: the charge went out, no result came back
     if "slow-charge" in options:
         await asyncio.sleep(0.5)  # the other callers arrive while this one acts
     return "charged " + order_id
@@ -267,3 +270,29 @@ def test_a_worker_killed_mid_tool_is_recovered_elsewhere_with_nothing_lost(
     assert again == {
         "not_resumable": "run 'run-n' cannot be resumed: it is complete, not running"
     }
+
+
+def test_a_worker_killed_inside_a_side_effect_is_recovered_with_its_outcome_unknown(
+    workers: Workers,
+) -> None:
+    """SIGKILL inside charge's body, after it acted: the intent stored in Postgres before
+    the body started tells the recovering worker, which does not charge again and tells
+    the model the outcome is unknown."""
+    workers.kill_when("charging", "start-charge", "run-u", "hang-in-charge")
+    assert workers.effect_lines() == ["charge A1"]
+
+    recovered = workers.run("recover", "run-u")
+
+    assert recovered == {
+        "stop_reason": "complete", "output": "All done.", "run_id": "run-u",
+        "tools": [["c-charge", UNKNOWN, True]],
+    }
+    assert workers.effect_lines() == ["charge A1"]
+
+
+UNKNOWN = (
+    "The outcome of this call to 'charge' is unknown: the worker running it stopped (it "
+    "crashed or was killed) after the call started and before its result was recorded, so "
+    "it may or may not have taken effect. It was not run again: 'charge' is not declared "
+    "idempotent. Check whether it took effect before repeating it."
+)
