@@ -202,6 +202,8 @@ async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
     _say("final", f"{result.stop_reason} after {result.steps} model calls; "
                   f"{usage.input_tokens} input + {usage.output_tokens} output tokens; "
                   f"${budget.spent_usd:.4f} {money}")
+    _say("cache", f"{usage.cache_read_tokens} prompt tokens read from the provider's cache, "
+                  f"{usage.cache_write_tokens} written to it")
     if "error" in result.evals:
         _say("", f"stopped by {result.evals['error']}")
     for record in await ctx.store.list("audit"):

@@ -63,6 +63,7 @@ result  refund RF-A-1042 of $129.00 issued to the original payment method
 model   Refunded $129.00 for order A-1042 (refund RF-A-1042). Sorry it arrived broken!
 
 final   complete after 3 model calls; <n> input + <n> output tokens; $0.0000 of a $0.50 budget
+cache   0 prompt tokens read from the provider's cache, 0 written to it
 audit   lookup_order  executed  [call_1]
 audit   issue_refund  executed  [call_2]
 """

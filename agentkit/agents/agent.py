@@ -252,6 +252,10 @@ class Agent:
             result = await self._advance_untraced(run)
             span.set_attribute("gen_ai.usage.input_tokens", result.usage.input_tokens)
             span.set_attribute("gen_ai.usage.output_tokens", result.usage.output_tokens)
+            span.set_attribute("gen_ai.usage.cache_read.input_tokens",
+                               result.usage.cache_read_tokens)
+            span.set_attribute("gen_ai.usage.cache_creation.input_tokens",
+                               result.usage.cache_write_tokens)
             span.set_attribute("agentkit.stop_reason", result.stop_reason)
             return result
 

@@ -147,6 +147,8 @@ class AgentRun:
             messages=tuple(self.messages),
             tools=tools,
             output_schema=None if spec is None else spec.adapter.schema,
+            agent=self.agent.name,
+            stable_system=len(self.agent.prompt) if self.extra_system else None,
         )
 
     async def call_model(self, tools: tuple[ToolSchema, ...] = ()) -> LLMResult:

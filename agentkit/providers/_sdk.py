@@ -7,7 +7,7 @@ from typing import Any
 
 from agentkit.core.contracts.types import Usage
 from agentkit.core.policies import under_retry
-from agentkit.core.policies.prices import PriceTable
+from agentkit.core.policies.prices import CacheTTL, PriceTable
 
 __all__ = ["SdkClients", "client_options", "priced"]
 
@@ -26,9 +26,10 @@ def client_options(
     return {name: value for name, value in given.items() if value is not None}
 
 
-def priced(usage: Usage, model: str, prices: PriceTable) -> Usage:
-    """``usage`` with its cost filled in from ``prices``."""
-    return dataclasses.replace(usage, cost_usd=prices.cost(model, usage))
+def priced(usage: Usage, model: str, prices: PriceTable, *, cache_ttl: CacheTTL = "5m") -> Usage:
+    """``usage`` with its cost filled in from ``prices`` (cache writes at ``cache_ttl``'s
+    rate)."""
+    return dataclasses.replace(usage, cost_usd=prices.cost(model, usage, cache_ttl=cache_ttl))
 
 
 class SdkClients:

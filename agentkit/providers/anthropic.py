@@ -5,6 +5,8 @@ Mapping, both ways:
 - tools: ``{"name", "description", "input_schema"}``, or a tool's own native declaration
   (``ToolSchema.native["anthropic"]``, e.g. the client-side memory tool);
 - the system prompt: the ``system`` parameter;
+- prompt caching (``cache="auto"``, the default): ``cache_control`` breakpoints on the
+  tools, the stable system prompt and the newest messages (see ``_prompt_cache``);
 - assistant tool calls: ``tool_use`` blocks; tool results: ``tool_result`` blocks (with
   ``is_error`` for failures) in the next user turn, consecutive results together;
 - usage: input, output, cache-read and cache-write tokens, priced from the price table;
@@ -20,6 +22,7 @@ wrong shape, an error event, or a stream that ends before ``message_stop`` is a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +39,10 @@ from agentkit.core.contracts.types import (
     ToolSchema,
     Usage,
 )
-from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
+from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
 from agentkit.providers._errors import ErrorReply, ProviderCall, StreamTruncated, missing_extra
 from agentkit.providers._json import arguments_from_text, arguments_from_value
+from agentkit.providers._prompt_cache import CacheMode, mark_breakpoints
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import SdkClients, client_options, priced
 from agentkit.providers.spec import model_id
@@ -122,6 +126,12 @@ class AnthropicLLM:
     ``max_retries`` go to the SDK client. Left unset, ``max_retries`` is the SDK's
     default outside an agentkit ``retry()`` and 0 inside one, so that each ``retry()``
     attempt is one request. The model comes from ``Agent(model=...)``.
+
+    ``cache="auto"`` (the default) marks the prompt for Anthropic's prompt cache, so each
+    turn of a run, and each run of an agent, reads the prefix it shares with the one
+    before at a tenth of the input price; ``cache=None`` sends no marks. ``cache_ttl``
+    is how long an entry lives: ``"5m"`` (writes at 1.25x the input price) or ``"1h"``
+    (2x).
     """
 
     provider = "anthropic"
@@ -135,7 +145,20 @@ class AnthropicLLM:
         max_retries: int | None = None,
         prices: PriceTable = DEFAULT_PRICES,
         client: Any = None,
+        cache: CacheMode = "auto",
+        cache_ttl: CacheTTL = "5m",
     ) -> None:
+        if cache not in ("auto", None):
+            raise ValueError(
+                f"AnthropicLLM(cache=...) must be 'auto' (prompt caching on) or None (off), "
+                f"got {cache!r}"
+            )
+        if cache_ttl not in ("5m", "1h"):
+            raise ValueError(
+                f"AnthropicLLM(cache_ttl=...) must be '5m' or '1h', got {cache_ttl!r}"
+            )
+        self.cache: CacheMode = cache
+        self.cache_ttl: CacheTTL = cache_ttl
         if client is None:
             try:
                 import anthropic
@@ -176,6 +199,9 @@ class AnthropicLLM:
             params["tools"] = anthropic_tools(request.tools)
         if request.temperature is not None:
             params["temperature"] = request.temperature
+        if self.cache == "auto":
+            mark_breakpoints(params, model=params["model"], ttl=self.cache_ttl,
+                             stable_system=request.stable_system)
         return params
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
@@ -186,7 +212,7 @@ class AnthropicLLM:
             async with messages.with_streaming_response.create(**params) as response:
                 call.answered(response.headers)
                 body = json_body(await response.read(), response.headers)
-            return _message(body, params["model"], self.prices)
+            return _message(body, params["model"], self.prices, self.cache_ttl)
 
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
         """One streamed Messages API call: deltas, then the complete result.
@@ -205,10 +231,12 @@ class AnthropicLLM:
                         yield delta
                     if assembly.stopped:
                         break
-            yield assembly.result(self.prices)
+            yield assembly.result(self.prices, self.cache_ttl)
 
     def __repr__(self) -> str:
-        return "AnthropicLLM()"
+        if self.cache is None:
+            return "AnthropicLLM(cache=None)"
+        return "AnthropicLLM()" if self.cache_ttl == "5m" else "AnthropicLLM(cache_ttl='1h')"
 
 
 _USAGE_FIELDS = (
@@ -226,9 +254,18 @@ def _merge_usage(totals: dict[str, int], parent: dict[str, Any], where: str) -> 
         value = field(usage, name, at, int, nullable=True)
         if value:
             totals[name] = value
+    split = field(usage, "cache_creation", at, dict, nullable=True)
+    if split is not None:
+        # Present, the split says which lifetime each write had; absent, the writes had
+        # the lifetime this provider asked for.
+        totals["cache_creation_1h"] = field(
+            split, "ephemeral_1h_input_tokens", f"{at}.cache_creation", int, nullable=True
+        ) or 0
 
 
-def _priced_usage(totals: dict[str, int], model: str, prices: PriceTable) -> Usage:
+def _priced_usage(
+    totals: dict[str, int], model: str, prices: PriceTable, ttl: CacheTTL
+) -> Usage:
     counted = Usage(
         input_tokens=totals.get("input_tokens", 0),
         output_tokens=totals.get("output_tokens", 0),
@@ -236,14 +273,22 @@ def _priced_usage(totals: dict[str, int], model: str, prices: PriceTable) -> Usa
         cache_write_tokens=totals.get("cache_creation_input_tokens", 0),
         requests=1,
     )
-    return priced(counted, model, prices)
+    if "cache_creation_1h" not in totals:
+        return priced(counted, model, prices, cache_ttl=ttl)
+    # The reply says which writes went to 1-hour entries: price each lifetime apart.
+    long_lived = min(totals["cache_creation_1h"], counted.cache_write_tokens)
+    short = dataclasses.replace(counted, cache_write_tokens=counted.cache_write_tokens - long_lived)
+    cost = prices.cost(model, short, cache_ttl="5m") + prices.cost(
+        model, Usage(cache_write_tokens=long_lived), cache_ttl="1h"
+    )
+    return dataclasses.replace(counted, cost_usd=cost)
 
 
 def _finish(stop_reason: Any) -> FinishReason:
     return _FINISH.get(stop_reason, "other") if isinstance(stop_reason, str) else "other"
 
 
-def _message(body: Any, model: str, prices: PriceTable) -> LLMResult:
+def _message(body: Any, model: str, prices: PriceTable, ttl: CacheTTL) -> LLMResult:
     """A Messages API reply body as our result."""
     body = obj(body, "body")
     if body.get("type") == "error":
@@ -266,7 +311,7 @@ def _message(body: Any, model: str, prices: PriceTable) -> LLMResult:
     return LLMResult(
         content="".join(text),
         tool_calls=tuple(calls),
-        usage=_priced_usage(usage, model, prices),
+        usage=_priced_usage(usage, model, prices, ttl),
         finish_reason=_finish(body.get("stop_reason")),
         model=answered if isinstance(answered, str) and answered else model,
     )
@@ -331,7 +376,7 @@ class _Assembly:
         self.delivered += 1
         return delta
 
-    def result(self, prices: PriceTable) -> LLMResult:
+    def result(self, prices: PriceTable, ttl: CacheTTL) -> LLMResult:
         """The whole answer; :class:`StreamTruncated` when ``message_stop`` never came."""
         if not self.stopped:
             raise StreamTruncated("before message_stop", self.delivered)
@@ -342,7 +387,7 @@ class _Assembly:
         return LLMResult(
             content="".join(self.text),
             tool_calls=tuple(calls),
-            usage=_priced_usage(self.usage, self.priced_as, prices),
+            usage=_priced_usage(self.usage, self.priced_as, prices, ttl),
             finish_reason=_finish(self.stop_reason),
             model=self.model,
         )

@@ -7,6 +7,9 @@ Mapping, both ways:
 
 - tools: ``{"type": "function", "function": {"name", "description", "parameters"}}``;
 - the system prompt: a leading ``system`` message;
+- prompt caching: OpenAI caches long prompt prefixes by itself; ``prompt_cache_key``
+  (derived from the agent's name and the run's scope) keeps the requests of one agent
+  on the same cache;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
 - tool results: ``role: tool`` messages with ``tool_call_id``;
@@ -22,9 +25,10 @@ wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ProviderError
@@ -57,7 +61,7 @@ from agentkit.tools.declarations.adapt import thaw
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["OpenAILLM", "openai_messages", "openai_tools"]
+__all__ = ["CacheKey", "OpenAILLM", "default_cache_key", "openai_messages", "openai_tools"]
 
 _FINISH: dict[str | None, FinishReason] = {
     "stop": "stop",
@@ -276,6 +280,24 @@ def _api_key(api_key: str | None, base_url: str | None) -> str | None:
     )
 
 
+_OPENAI_HOSTS = ("api.openai.com",)
+"""Where ``prompt_cache_key="auto"`` sends a key: servers known to accept the field."""
+
+CacheKey = str | Callable[[ChatRequest, "RunContext"], str | None] | None
+"""``OpenAILLM(prompt_cache_key=...)``: ``"auto"``, a fixed key, a function of the request
+and context, or None."""
+
+
+def default_cache_key(request: ChatRequest, ctx: RunContext) -> str | None:
+    """The ``prompt_cache_key`` for ``request``: one per agent and scope, so that every
+    run of an agent for one tenant shares the cache of its tools and instructions. None
+    for a request no agent made. The names are hashed: the key names no one."""
+    if not request.agent:
+        return None
+    digest = hashlib.sha256(f"{request.agent}\0{ctx.scope.key()}".encode()).hexdigest()
+    return f"agentkit-{digest[:32]}"
+
+
 class OpenAILLM:
     """A model behind OpenAI Chat Completions, OpenAI's own or any compatible server.
 
@@ -286,6 +308,11 @@ class OpenAILLM:
     A server set by ``base_url`` (or ``OPENAI_BASE_URL``) needs no key: without
     one, a placeholder it ignores is sent. With neither a key nor a server address the
     constructor raises :class:`ProviderError` (``kind="authentication"``).
+
+    ``prompt_cache_key``: ``"auto"`` (the default) sends :func:`default_cache_key` to
+    OpenAI's own API and nothing to other servers, some of which refuse fields they do
+    not know; a string is sent as it is, and a function ``(request, ctx) -> str | None``
+    chooses per request, to any server; None sends none.
     """
 
     provider = "openai"
@@ -299,7 +326,15 @@ class OpenAILLM:
         max_retries: int | None = None,
         prices: PriceTable = DEFAULT_PRICES,
         client: Any = None,
+        prompt_cache_key: CacheKey = "auto",
     ) -> None:
+        if not (prompt_cache_key is None or isinstance(prompt_cache_key, str)
+                or callable(prompt_cache_key)):
+            raise TypeError(
+                "OpenAILLM(prompt_cache_key=...) takes 'auto', a key string, a function "
+                f"(request, ctx) -> str | None, or None; got {prompt_cache_key!r}"
+            )
+        self.prompt_cache_key = prompt_cache_key
         if client is None:
             try:
                 import openai
@@ -314,12 +349,25 @@ class OpenAILLM:
             self._clients = SdkClients(client, retries_chosen=True)
         self.client = client
         self.prices = prices
+        host = getattr(getattr(client, "base_url", None), "host", None)
+        self._openai_itself = host in _OPENAI_HOSTS
 
-    def _params(self, request: ChatRequest) -> dict[str, Any]:
+    def _cache_key(self, request: ChatRequest, ctx: RunContext) -> str | None:
+        chosen = self.prompt_cache_key
+        if chosen == "auto":
+            return default_cache_key(request, ctx) if self._openai_itself else None
+        if chosen is None or isinstance(chosen, str):
+            return chosen
+        return chosen(request, ctx)
+
+    def _params(self, request: ChatRequest, ctx: RunContext) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": model_id(request.model),
             "messages": openai_messages(request.system, request.messages),
         }
+        key = self._cache_key(request, ctx)
+        if key:
+            params["prompt_cache_key"] = key
         if request.tools:
             params["tools"] = openai_tools(request.tools)
         if request.max_tokens is not None:
@@ -330,7 +378,7 @@ class OpenAILLM:
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
         """One Chat Completions call."""
-        params = self._params(request)
+        params = self._params(request, ctx)
         completions = self._clients.for_call().chat.completions
         with ProviderCall(self.provider, "x-request-id") as call:
             async with completions.with_streaming_response.create(**params) as response:
@@ -344,7 +392,7 @@ class OpenAILLM:
         A stream that ends before ``data: [DONE]``, or without a finish reason, is an
         error, never a short answer.
         """
-        params = self._params(request)
+        params = self._params(request, ctx)
         params["stream"] = True
         params["stream_options"] = {"include_usage": True}
         completions = self._clients.for_call().chat.completions

@@ -229,6 +229,13 @@ class ChatRequest:
     """A JSON Schema the answer must follow, for structured output."""
     meta: Mapping[str, Any] = field(default_factory=FrozenDict)
     """Provider-specific extras, passed through untouched."""
+    agent: str = field(default="", kw_only=True)
+    """The agent making the call, when there is one; providers that route prompt caches
+    by a key (OpenAI's ``prompt_cache_key``) derive it from this and the run's scope."""
+    stable_system: int | None = field(default=None, kw_only=True)
+    """How many leading characters of ``system`` are the same for every run of the agent
+    (the rest, such as recalled memory, belongs to this run); None: all of them.
+    Providers that cache prompts end the cached system prefix there."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,10 +26,12 @@ def meter(
     Before a call: the call that would cross a ceiling (calls, depth, concurrency, or
     money including every in-flight call's worst case) is refused with
     :class:`~agentkit.core.contracts.errors.BudgetExceeded`, which stops the run. A
-    model call reserves its worst case: its prompt (about four characters a token)
-    plus ``max_tokens`` (or ``output_reserve``) of output at ``prices``. After the call
-    the reservation is released and the real cost charged: the provider's
-    ``usage.cost_usd`` when it reports one, else ``prices``. A tool's cost is its
+    model call reserves its worst case: its prompt (about four characters a token, at
+    the dearer of the input and 5-minute cache-write prices) plus ``max_tokens`` (or
+    ``output_reserve``) of output at ``prices``. After the call the reservation is
+    released and the real cost charged: the provider's ``usage.cost_usd`` when it
+    reports one (cache reads and writes priced as the provider bills them), else
+    ``prices``. A tool's cost is its
     ``cost_usd`` attribute, when it declares one; a call replayed by ``idempotent()`` or
     ``memoize()`` costs nothing. With a money ceiling, a model the price table does
     not know is refused (:class:`UnpricedModel`) rather than run at an unknown cost.
@@ -50,11 +52,14 @@ class _Meter:
             return 0.0
         chars = len(request.system) + sum(len(m.content) for m in request.messages)
         chars += sum(len(str(t.parameters)) + len(t.description) for t in request.tools)
-        worst = Usage(
-            input_tokens=chars // 4 + 1,
-            output_tokens=request.max_tokens or self._reserve,
+        prompt = chars // 4 + 1
+        output = request.max_tokens or self._reserve
+        # With prompt caching the prompt may be billed as a cache write, dearer than input.
+        worst = max(
+            price.cost(Usage(input_tokens=prompt, output_tokens=output)),
+            price.cost(Usage(cache_write_tokens=prompt, output_tokens=output)),
         )
-        return price.cost(worst)
+        return worst
 
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         budget = ctx.budget

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from agentkit.core.contracts.types import Usage
 
-__all__ = ["DEFAULT_PRICES", "ModelPrice", "PriceTable"]
+__all__ = ["DEFAULT_PRICES", "CacheTTL", "ModelPrice", "PriceTable"]
+
+
+CacheTTL = Literal["5m", "1h"]
+"""How long a provider keeps a prompt-cache entry: Anthropic's two lifetimes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +31,16 @@ class ModelPrice:
     cache_read: float | None = None
     """Defaults to the input price."""
     cache_write: float | None = None
-    """Defaults to the input price."""
+    """A write to a 5-minute cache entry; defaults to the input price."""
+    cache_write_1h: float | None = None
+    """A write to a 1-hour cache entry; defaults to ``cache_write``."""
 
-    def cost(self, usage: Usage) -> float:
-        """The price of ``usage`` in US dollars."""
+    def cost(self, usage: Usage, *, cache_ttl: CacheTTL = "5m") -> float:
+        """The price of ``usage`` in US dollars, its cache writes at ``cache_ttl``'s rate."""
         read = self.input if self.cache_read is None else self.cache_read
         write = self.input if self.cache_write is None else self.cache_write
+        if cache_ttl == "1h" and self.cache_write_1h is not None:
+            write = self.cache_write_1h
         return (
             usage.input_tokens * self.input
             + usage.output_tokens * self.output
@@ -41,11 +50,16 @@ class ModelPrice:
 
 
 def _anthropic(input_: float, output: float) -> ModelPrice:
-    # Anthropic bills cache reads at a tenth of input and 5-minute cache writes at 1.25x.
-    return ModelPrice(input_, output, cache_read=input_ * 0.1, cache_write=input_ * 1.25)
+    # Anthropic bills cache reads at a tenth of input, cache writes at 1.25x input for a
+    # 5-minute entry and 2x for a 1-hour one (the same multipliers for every model).
+    return ModelPrice(
+        input_, output, cache_read=input_ * 0.1, cache_write=input_ * 1.25,
+        cache_write_1h=input_ * 2,
+    )
 
 
 def _openai(input_: float, output: float, cached: float) -> ModelPrice:
+    # OpenAI's prefix cache is automatic: writes cost nothing extra, hits the cached rate.
     return ModelPrice(input_, output, cache_read=cached, cache_write=input_)
 
 
@@ -65,36 +79,58 @@ class PriceTable:
                 return price
         return None
 
-    def cost(self, model: str, usage: Usage) -> float:
+    def cost(self, model: str, usage: Usage, *, cache_ttl: CacheTTL = "5m") -> float:
         """The price of ``usage`` on ``model``; 0 for a model the table does not know."""
         price = self.price(model)
-        return 0.0 if price is None else price.cost(usage)
+        return 0.0 if price is None else price.cost(usage, cache_ttl=cache_ttl)
 
     def with_prices(self, prices: Mapping[str, ModelPrice]) -> PriceTable:
         """This table with ``prices`` added or overriding."""
         return PriceTable({**self._prices, **prices})
 
 
+# Each row: list prices in US dollars per million tokens, with where they were read and
+# when. Checked on 2026-11-30 without access to the providers' sites: the only sources
+# were stored copies of public pages, so a row marked "third-party" was read from a page
+# quoting the provider, not from the provider. Anthropic rows share the multipliers in
+# _anthropic(), which Anthropic's pricing page states for every model (stored copy of
+# docs.anthropic.com/en/docs/about-claude/pricing; the per-model overview pages on
+# platform.claude.com list the same 5m/1h/read figures for Opus 4.5, Opus 5, Opus 5.5).
 DEFAULT_PRICES = PriceTable(
     {
         "fake": ModelPrice(0.0, 0.0),  # FakeLLM, for tests and the scripted demo
-        "claude-opus-4": _anthropic(15.0, 75.0),
-        "claude-opus-4-5": _anthropic(5.0, 25.0),
-        "claude-sonnet-4": _anthropic(3.0, 15.0),
-        "claude-3-7-sonnet": _anthropic(3.0, 15.0),
-        "claude-3-5-sonnet": _anthropic(3.0, 15.0),
-        "claude-haiku-4": _anthropic(1.0, 5.0),
-        "claude-3-5-haiku": _anthropic(0.8, 4.0),
-        "claude-3-haiku": _anthropic(0.25, 1.25),
-        "gpt-4o": _openai(2.5, 10.0, 1.25),
-        "gpt-4o-mini": _openai(0.15, 0.6, 0.075),
-        "gpt-4.1": _openai(2.0, 8.0, 0.5),
-        "gpt-4.1-mini": _openai(0.4, 1.6, 0.1),
-        "gpt-4.1-nano": _openai(0.1, 0.4, 0.025),
-        "gpt-5": _openai(1.25, 10.0, 0.125),
-        "gpt-5-mini": _openai(0.25, 2.0, 0.025),
-        "gpt-5-nano": _openai(0.05, 0.4, 0.005),
-        "o3": _openai(2.0, 8.0, 0.5),
-        "o4-mini": _openai(1.1, 4.4, 0.275),
+        # Anthropic
+        "claude-opus-5-5": _anthropic(4.0, 20.0),  # platform.claude.com models/opus-5-5 (2026)
+        "claude-opus-5": _anthropic(5.0, 25.0),  # platform.claude.com models/opus-5 (2026)
+        "claude-sonnet-5": _anthropic(2.0, 10.0),  # platform.claude.com lineup table (2026)
+        "claude-opus-4-6": _anthropic(5.0, 25.0),  # third-party (deploybase.ai, 2026-03-21)
+        "claude-opus-4-5": _anthropic(5.0, 25.0),  # platform.claude.com models/opus-4-5
+        "claude-opus-4": _anthropic(15.0, 75.0),  # docs.anthropic.com pricing (4, 4.1)
+        "claude-sonnet-4-6": _anthropic(3.0, 15.0),  # third-party (apidog.com, 2026-02-18)
+        "claude-sonnet-4-5": _anthropic(3.0, 15.0),  # third-party (electronhub.ai docs)
+        "claude-sonnet-4": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
+        "claude-3-7-sonnet": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
+        "claude-3-5-sonnet": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
+        "claude-haiku-4-5": _anthropic(1.0, 5.0),  # platform.claude.com models/haiku-4-5
+        "claude-haiku-4": _anthropic(1.0, 5.0),  # as Haiku 4.5, the only Haiku 4 model
+        "claude-3-5-haiku": _anthropic(0.8, 4.0),  # docs.anthropic.com pricing
+        "claude-3-haiku": ModelPrice(  # docs.anthropic.com pricing: its cache rates are
+            0.25, 1.25, cache_read=0.03, cache_write=0.30, cache_write_1h=0.50,  # rounded
+        ),
+        # OpenAI: input, output, cached input
+        "gpt-4o": _openai(2.5, 10.0, 1.25),  # kept from the earlier table, not re-checked
+        "gpt-4o-mini": _openai(0.15, 0.6, 0.075),  # kept from the earlier table, not re-checked
+        "gpt-4.1": _openai(2.0, 8.0, 0.5),  # third-party (github/docs Copilot price table)
+        "gpt-4.1-mini": _openai(0.4, 1.6, 0.1),  # kept from the earlier table, not re-checked
+        "gpt-4.1-nano": _openai(0.1, 0.4, 0.025),  # kept from the earlier table, not re-checked
+        "gpt-5": _openai(1.25, 10.0, 0.125),  # kept from the earlier table, not re-checked
+        "gpt-5-mini": _openai(0.25, 2.0, 0.025),  # third-party (github/docs Copilot table)
+        "gpt-5-nano": _openai(0.05, 0.4, 0.005),  # kept from the earlier table, not re-checked
+        "gpt-5.1": _openai(1.25, 10.0, 0.125),  # third-party (koishiai.com, 2025-11)
+        "gpt-5.2": _openai(1.75, 14.0, 0.175),  # third-party (github/docs Copilot table)
+        "gpt-5.4": _openai(2.5, 15.0, 0.25),  # third-party (adk-model pricing.rs, 2026-03)
+        "gpt-5.4-mini": _openai(0.75, 4.5, 0.075),  # third-party (adk-model, 2026-03)
+        "o3": _openai(2.0, 8.0, 0.5),  # kept from the earlier table, not re-checked
+        "o4-mini": _openai(1.1, 4.4, 0.275),  # kept from the earlier table, not re-checked
     }
 )

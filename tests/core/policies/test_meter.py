@@ -158,3 +158,22 @@ async def test_a_model_without_a_price_is_refused_under_a_money_ceiling() -> Non
     unbounded = make_test_ctx(llm=llm, chat_middleware=[meter()], budget=Budget(max_calls=5))
     assert (await unbounded.invoker.chat(ChatRequest(model="mystery-model", messages=()),
                                          unbounded)).content == "hi"
+
+
+async def test_a_model_call_reserves_its_prompt_at_the_cache_write_price_when_dearer() -> None:
+    """With prompt caching the prompt may be billed as a 1.25x cache write; the
+    reservation covers that, so the budget is not crossed by the write premium."""
+    prices = PriceTable({"m": ModelPrice(input=1_000_000.0, output=0.0,
+                                         cache_write=1_250_000.0)})  # $1 and $1.25 a token
+    llm = FakeLLM.script([Turn(content="hi", usage=Usage(cache_write_tokens=11))])
+    # 40 characters estimate to 11 prompt tokens: $11 as input, $13.75 as a cache write.
+    request = ChatRequest(model="m", messages=(Message("user", "x" * 40),), max_tokens=1)
+    budget = Budget(max_cost_usd=13.0)
+    ctx = make_test_ctx(llm=llm, chat_middleware=[meter(prices)], budget=budget)
+    with pytest.raises(BudgetExceeded) as info:
+        await ctx.invoker.chat(request, ctx)
+    assert info.value.limit == "cost_usd"
+    roomy = Budget(max_cost_usd=14.0)
+    ctx = make_test_ctx(llm=llm, chat_middleware=[meter(prices)], budget=roomy)
+    await ctx.invoker.chat(request, ctx)
+    assert roomy.spent_usd == pytest.approx(13.75)

@@ -1,0 +1,68 @@
+"""The price table: cache reads and writes priced as each provider bills them, and a price
+for every model id the docs and the demo mention."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from agentkit.core.contracts.types import Usage
+from agentkit.core.policies import DEFAULT_PRICES, ModelPrice, PriceTable
+from agentkit.providers.spec import EXAMPLE_SPECS, parse_model_spec
+
+ROOT = Path(__file__).resolve().parents[3]
+MODEL_ID = re.compile(
+    r"\b(claude-[a-z0-9-]*[a-z0-9]|gpt-[0-9][a-z0-9.-]*[a-z0-9]|o[1-9](?:-mini)?)\b"
+)
+
+
+def mentioned_model_ids() -> set[str]:
+    sources = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md",
+               ROOT / "agentkit" / "demo.py", ROOT / "agentkit" / "cli.py"]
+    found: set[str] = set()
+    for path in sources:
+        found.update(MODEL_ID.findall(path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_every_model_id_the_docs_and_the_demo_mention_has_a_price() -> None:
+    mentioned = mentioned_model_ids()
+    assert {"claude-sonnet-4-6", "gpt-4o-mini"} <= mentioned  # the scan finds ids at all
+    assert sorted(m for m in mentioned if DEFAULT_PRICES.price(m) is None) == []
+
+
+def test_every_hosted_example_spec_has_a_price() -> None:
+    hosted = [parse_model_spec(spec) for name, spec in EXAMPLE_SPECS.items() if name != "local"]
+    assert [s.model for s in hosted if DEFAULT_PRICES.price(s.model) is None] == []
+
+
+def test_anthropic_cache_writes_cost_more_by_lifetime_and_reads_a_tenth() -> None:
+    usage = Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000,
+                  cache_write_tokens=1_000_000, output_tokens=1_000_000)
+    # Sonnet: $3 input, $15 output, reads $0.30, 5m writes $3.75, 1h writes $6.
+    assert DEFAULT_PRICES.cost("claude-sonnet-4-6", usage) == pytest.approx(3 + 15 + 0.3 + 3.75)
+    assert DEFAULT_PRICES.cost("claude-sonnet-4-6", usage, cache_ttl="1h") == pytest.approx(
+        3 + 15 + 0.3 + 6
+    )
+    # Opus 4.5 is priced on its own row, not as the older, dearer Opus 4.
+    assert DEFAULT_PRICES.cost("claude-opus-4-5-20251101", usage) == pytest.approx(
+        5 + 25 + 0.5 + 6.25
+    )
+    assert DEFAULT_PRICES.cost("claude-opus-4-1", usage) == pytest.approx(15 + 75 + 1.5 + 18.75)
+
+
+def test_openai_cached_input_has_its_own_price_and_writes_cost_input() -> None:
+    usage = Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000,
+                  cache_write_tokens=1_000_000)
+    assert DEFAULT_PRICES.cost("gpt-4o-mini", usage) == pytest.approx(0.15 + 0.075 + 0.15)
+    assert DEFAULT_PRICES.cost("gpt-4o-mini", usage, cache_ttl="1h") == pytest.approx(
+        0.15 + 0.075 + 0.15
+    )
+
+
+def test_a_price_without_a_1h_write_rate_uses_its_5m_rate() -> None:
+    table = PriceTable({"m": ModelPrice(1.0, 2.0, cache_read=0.5, cache_write=1.5)})
+    usage = Usage(cache_write_tokens=1_000_000)
+    assert table.cost("m", usage, cache_ttl="1h") == pytest.approx(1.5)
