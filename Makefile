@@ -7,7 +7,7 @@ SPEC_HARNESS := ../shared/spec/run_examples.py
 # The Tools-page examples delivered so far (the one list; grow it as issues land).
 SPEC_EXAMPLES := 01 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17 18 19 20 21
 
-.PHONY: demo test lint typecheck unit spec bench clean
+.PHONY: demo test lint typecheck unit spec bench bench-stores clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ test: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/run.py
+
+bench-stores: $(VENV)/.installed-dev
+	$(BIN)/python bench/stores.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

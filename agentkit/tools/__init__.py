@@ -19,6 +19,7 @@ from agentkit.tools.function_tool import FunctionTool, tool
 from agentkit.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
+    from agentkit.tools.files.postgres import PostgresFiles
     from agentkit.tools.files.sqlite import SQLiteFiles
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Image",
     "InMemoryFiles",
     "LocalFiles",
+    "PostgresFiles",
     "SQLiteFiles",
     "Tool",
     "ToolArgumentError",
@@ -52,4 +54,8 @@ def __getattr__(name: str) -> Any:
         from agentkit.tools.files.sqlite import SQLiteFiles
 
         return SQLiteFiles
+    if name == "PostgresFiles":
+        from agentkit.tools.files.postgres import PostgresFiles
+
+        return PostgresFiles
     raise AttributeError(f"module 'agentkit.tools' has no attribute {name!r}")

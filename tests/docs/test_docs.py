@@ -2,11 +2,13 @@
 
 A ```python block runs on its own in a fresh interpreter; when an ```output block
 follows it, its stdout must match that block exactly, line for line, trailing spaces
-included (a reader copying the output cannot see them).
+included (a reader copying the output cannot see them). An example that reads
+``DATABASE_URL`` gets the session's PostgreSQL server there.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -34,10 +36,15 @@ EXAMPLES = _examples()
 
 
 @pytest.mark.parametrize(("name", "code", "expected"), EXAMPLES, ids=[e[0] for e in EXAMPLES])
-def test_doc_example_runs(name: str, code: str, expected: str | None, tmp_path: Path) -> None:
+def test_doc_example_runs(
+    name: str, code: str, expected: str | None, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = None
+    if "DATABASE_URL" in code:  # a Postgres example: give it the session's server
+        env = {**os.environ, "DATABASE_URL": request.getfixturevalue("postgres_dsn")}
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-        cwd=tmp_path, check=False,
+        cwd=tmp_path, check=False, env=env,
     )
     assert result.returncode == 0, f"{name} failed:\n{result.stderr}"
     if expected is not None:

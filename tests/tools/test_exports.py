@@ -58,6 +58,8 @@ def test_tools_package_exports_file_tool_and_its_backends() -> None:
         set(agentkit.tools.__all__)
     )
     assert agentkit.tools.SQLiteFiles is files.SQLiteFiles
+    assert agentkit.tools.PostgresFiles is files.PostgresFiles
+    assert "PostgresFiles" in agentkit.tools.__all__
     assert typing.Protocol in agentkit.tools.Files.__bases__
     with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
         agentkit.tools.Nope  # noqa: B018

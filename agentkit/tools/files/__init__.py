@@ -12,6 +12,7 @@ from agentkit.tools.files.paths import ROOT, MemoryPath, parse_path
 from agentkit.tools.files.ports import FileEntry, FileKind, Files, FileUsage
 
 if TYPE_CHECKING:
+    from agentkit.tools.files.postgres import PostgresFiles
     from agentkit.tools.files.sqlite import SQLiteFiles
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "LocalFiles",
     "MemoryPath",
     "PathRefused",
+    "PostgresFiles",
     "SQLiteFiles",
     "parse_path",
 ]
@@ -38,4 +40,8 @@ def __getattr__(name: str) -> Any:
         from agentkit.tools.files.sqlite import SQLiteFiles
 
         return SQLiteFiles
+    if name == "PostgresFiles":
+        from agentkit.tools.files.postgres import PostgresFiles
+
+        return PostgresFiles
     raise AttributeError(f"module 'agentkit.tools.files' has no attribute {name!r}")

@@ -15,13 +15,20 @@ import contextlib
 import hashlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentkit.tools import Files, FileTool, LocalFiles, SQLiteFiles, ToolArgumentError
+from agentkit.tools import (
+    Files,
+    FileTool,
+    LocalFiles,
+    PostgresFiles,
+    SQLiteFiles,
+    ToolArgumentError,
+)
 from agentkit.tools.files import ROOT, FileToolError, PathRefused
 
 from .conftest import BACKENDS, make_files
@@ -144,11 +151,15 @@ def outside(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture(params=BACKENDS)
-def tool(request: pytest.FixtureRequest, tmp_path: Path, outside: Path) -> Iterator[FileTool]:
-    backend = make_files(request.param, tmp_path)
+async def tool(
+    request: pytest.FixtureRequest, tmp_path: Path, outside: Path
+) -> AsyncIterator[FileTool]:
+    backend = make_files(request.param, tmp_path, request)
     yield FileTool(backend)
     if isinstance(backend, SQLiteFiles):
         backend.close()
+    elif isinstance(backend, PostgresFiles):
+        await backend.close()
 
 
 async def _state(files: Files) -> tuple[Any, ...]:

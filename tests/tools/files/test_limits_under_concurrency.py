@@ -9,12 +9,19 @@ import asyncio
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from agentkit.tools import Files, FileTool, InMemoryFiles, LocalFiles, SQLiteFiles
+from agentkit.tools import (
+    Files,
+    FileTool,
+    InMemoryFiles,
+    LocalFiles,
+    PostgresFiles,
+    SQLiteFiles,
+)
 from agentkit.tools.files import ROOT, FileLimitExceeded
 
 from .conftest import BACKENDS, make_files
@@ -23,14 +30,21 @@ _DISK_BACKENDS = ["local", "sqlite"]
 
 
 @pytest.fixture(params=BACKENDS)
-def twins(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Files, Files]]:
+async def twins(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[tuple[Files, Files]]:
     """Two backend objects over one tree (one object for the in-memory backend)."""
-    first = make_files(request.param, tmp_path)
-    second = first if isinstance(first, InMemoryFiles) else make_files(request.param, tmp_path)
+    first = make_files(request.param, tmp_path, request)
+    second = (
+        first if isinstance(first, InMemoryFiles)
+        else make_files(request.param, tmp_path, request)
+    )
     yield first, second
     for backend in (first, second):
         if isinstance(backend, SQLiteFiles):
             backend.close()
+        elif isinstance(backend, PostgresFiles):
+            await backend.close()
 
 
 async def _create(tool: FileTool, name: str) -> bool:

@@ -1,0 +1,261 @@
+"""PostgresStore beyond the shared contract: its schema and migrations, expiry cleanup,
+closing, a producer killed while it holds a key, and the missing-driver message."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from agentkit.state.stores.postgres import MIGRATIONS, PostgresStore
+
+
+async def test_first_use_creates_the_schema_and_records_its_version(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        await store.set("k", 1)
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        versions = await connection.fetch(
+            f"SELECT version FROM {postgres_schema}.schema_version ORDER BY version"
+        )
+        tables = await connection.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 "
+            "ORDER BY table_name",
+            postgres_schema,
+        )
+    finally:
+        await connection.close()
+    assert [r[0] for r in versions] == [m[0] for m in MIGRATIONS] == [1]
+    assert [r[0] for r in tables] == [
+        "kv", "logs", "memory_files", "schema_version", "versioned",
+    ]
+
+
+async def test_many_stores_opening_one_new_schema_at_once_all_succeed(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    stores = [PostgresStore(postgres_dsn, schema=postgres_schema, pool_size=1) for _ in range(6)]
+    try:
+        await asyncio.gather(*(s.set(f"k{i}", i) for i, s in enumerate(stores)))
+        assert [await stores[0].get(f"k{i}") for i in range(6)] == list(range(6))
+    finally:
+        for store in stores:
+            await store.close()
+
+
+async def test_a_schema_from_a_newer_release_is_refused_untouched(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        await store.set("k", "kept")
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        await connection.execute(
+            f"INSERT INTO {postgres_schema}.schema_version (version) VALUES (99)"
+        )
+    finally:
+        await connection.close()
+    newer = PostgresStore(postgres_dsn, schema=postgres_schema)
+    with pytest.raises(RuntimeError) as info:
+        await newer.get("k")
+    assert str(info.value) == (
+        f"schema {postgres_schema!r} is at version 99, made by a newer agentkit; this "
+        "release knows versions up to 1: upgrade agentkit on this worker"
+    )
+    await newer.close()
+
+
+async def test_an_older_schema_is_migrated_forward_keeping_its_rows(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        await store.set("k", "kept")
+    later = (
+        *MIGRATIONS,
+        (2, ("ALTER TABLE {s}.kv ADD COLUMN note text",)),
+    )
+    monkeypatch.setattr("agentkit.state.stores.postgres.MIGRATIONS", later)
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        assert await store.get("k") == "kept"
+    connection = await asyncpg.connect(postgres_dsn)
+    try:
+        versions = await connection.fetch(
+            f"SELECT version FROM {postgres_schema}.schema_version ORDER BY version"
+        )
+        columns = await connection.fetch(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 "
+            "AND table_name = 'kv' ORDER BY ordinal_position",
+            postgres_schema,
+        )
+    finally:
+        await connection.close()
+    assert [r[0] for r in versions] == [1, 2]
+    assert [r[0] for r in columns] == ["key", "value", "expires", "note"]
+
+
+@pytest.mark.parametrize("schema", ["Agentkit", "a-b", "1abc", "x;drop", "", "a" * 64])
+def test_a_schema_that_is_not_a_plain_identifier_is_refused(schema: str) -> None:
+    with pytest.raises(ValueError) as info:
+        PostgresStore("postgresql://localhost/db", schema=schema)
+    assert str(info.value) == (
+        "PostgresStore(schema=...) must be a lower-case SQL identifier (letters, digits "
+        f"and '_', not starting with a digit, at most 63), got {schema!r}"
+    )
+
+
+@pytest.mark.parametrize("size", [0, -1, True, 2.5])
+def test_a_pool_size_that_is_not_a_positive_integer_is_refused(size: object) -> None:
+    with pytest.raises(ValueError) as info:
+        PostgresStore("postgresql://localhost/db", pool_size=size)  # type: ignore[arg-type]
+    assert str(info.value) == (
+        f"PostgresStore(pool_size=...) must be a positive integer, got {size!r}"
+    )
+
+
+def test_the_repr_hides_the_password() -> None:
+    store = PostgresStore("postgresql://worker:s3cret@db.internal:5432/agents")
+    assert repr(store) == (
+        "PostgresStore('postgresql://worker:***@db.internal:5432/agents', schema='agentkit')"
+    )
+    keywords = PostgresStore("host=db user=worker password=s3cret dbname=agents", schema="x")
+    assert repr(keywords) == (
+        "PostgresStore('host=db user=worker password=*** dbname=agents', schema='x')"
+    )
+
+
+async def test_vacuum_deletes_expired_rows_and_keeps_live_ones(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        for i in range(30):
+            await store.set(f"gone{i}", i, ttl=1e-9)
+        await store.set("live", "yes", ttl=3600)
+        await store.set("forever", "yes")
+        assert await store.vacuum() == 30
+        assert await store.vacuum() == 0
+        assert await store.get("live") == "yes"
+        assert await store.get("forever") == "yes"
+
+
+async def test_writes_sweep_expired_rows_without_a_vacuum_call(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        for i in range(300):  # more than one sweep interval of writes
+            await store.set(f"k{i}", i, ttl=1e-9)
+        connection = await asyncpg.connect(postgres_dsn)
+        try:
+            left = await connection.fetchval(f"SELECT count(*) FROM {postgres_schema}.kv")
+        finally:
+            await connection.close()
+        assert left < 300
+        assert await store.vacuum() == left
+
+
+async def test_a_closed_store_says_it_is_closed(postgres_dsn: str, postgres_schema: str) -> None:
+    store = PostgresStore("postgresql://u:pw@127.0.0.1:1/db", schema=postgres_schema)
+    await store.close()
+    await store.close()  # closing twice is harmless
+    message = (
+        f"PostgresStore('postgresql://u:***@127.0.0.1:1/db', schema={postgres_schema!r}) "
+        "is closed"
+    )
+    for operation in (store.get("k"), store.set("k", 1), store.list("log")):
+        with pytest.raises(RuntimeError) as info:
+            await operation
+        assert str(info.value) == message
+
+
+async def test_a_server_that_cannot_be_reached_is_a_connection_error_naming_it() -> None:
+    store = PostgresStore("postgresql://worker:s3cret@127.0.0.1:1/agents")
+    with pytest.raises(ConnectionError) as info:
+        await store.get("k")
+    message = str(info.value)
+    assert message.startswith(
+        "PostgresStore('postgresql://worker:***@127.0.0.1:1/agents', schema='agentkit') "
+        "could not connect: "
+    )
+    assert message.endswith(
+        ". Check that the server is up and that the connection string names its host, "
+        "port, database and user"
+    )
+    assert "s3cret" not in message
+    await store.close()
+
+
+_DIES_HOLDING_A_KEY = """
+import asyncio, os, sys
+from agentkit.state.stores.postgres import PostgresStore
+
+async def main():
+    store = PostgresStore(sys.argv[1], schema=sys.argv[2])
+
+    async def factory():
+        print("holding", flush=True)
+        await asyncio.sleep(3600)  # killed here, with the key's lock held
+
+    await store.get_or_set("charge:order-1", factory)
+
+asyncio.run(main())
+"""
+
+
+async def test_a_producer_killed_mid_factory_releases_the_key_at_once(
+    postgres_dsn: str, postgres_schema: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "dies.py"
+    script.write_text(_DIES_HOLDING_A_KEY)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), postgres_dsn, postgres_schema,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert await asyncio.wait_for(proc.stdout.readline(), 60) == b"holding\n"
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        waiter = asyncio.create_task(
+            store.get_or_set("charge:order-1", _made("charged"))
+        )
+        await asyncio.sleep(0.2)
+        assert not waiter.done()  # the live producer holds the key
+        proc.kill()  # kill -9: no cleanup code runs in the producer
+        await proc.wait()
+        assert await asyncio.wait_for(waiter, 10) == ("charged", True)
+
+
+def _made(value: str) -> Callable[[], Awaitable[str]]:
+    async def factory() -> str:
+        return value
+
+    return factory
+
+
+def test_a_missing_driver_names_the_extra_to_install() -> None:
+    probe = (
+        "import sys; sys.modules['asyncpg'] = None\n"
+        "from agentkit.state.stores.postgres import PostgresStore\n"
+        "try:\n"
+        "    PostgresStore('postgresql://localhost/db')\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert result.stdout == (
+        "PostgresStore needs the asyncpg driver, which is not installed: "
+        'pip install "agentkit-framework[postgres]"\n'
+    )
+
+
+def test_the_stores_package_exports_postgres_store_lazily() -> None:
+    from agentkit.state import stores
+
+    assert "PostgresStore" in stores.__all__
+    assert stores.PostgresStore is PostgresStore
