@@ -40,16 +40,25 @@ def _sqlite(tmp_path: Path) -> Store:
     return SQLiteStore(tmp_path / "sessions.db")  # a real file
 
 
+def _postgres(request: pytest.FixtureRequest) -> Store:
+    from agentkit.state.stores.postgres import PostgresStore
+
+    # The session's real server (tests/conftest.py), in a schema of this test's own.
+    dsn = request.getfixturevalue("postgres_dsn")
+    return PostgresStore(dsn, schema=request.getfixturevalue("postgres_schema"), pool_size=2)
+
+
 # Every store the suite knows, by name; a new backend is one more entry here.
-STORES: dict[str, Callable[[Path], Store]] = {
-    "memory": lambda _: InMemoryStore(),
-    "sqlite": _sqlite,
+STORES: dict[str, Callable[[pytest.FixtureRequest, Path], Store]] = {
+    "memory": lambda _, __: InMemoryStore(),
+    "sqlite": lambda _, tmp_path: _sqlite(tmp_path),
+    "postgres": lambda request, _: _postgres(request),
 }
 
 
 @pytest.fixture(params=sorted(STORES))
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    made = STORES[request.param](tmp_path)
+    made = STORES[request.param](request, tmp_path)
     try:
         yield made
     finally:
