@@ -20,6 +20,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.state.codec import dumps, loads
+from agentkit.state.stores._inflight import join_inflight
 
 __all__ = ["InMemoryStore"]
 
@@ -85,14 +86,10 @@ class InMemoryStore:
             pending = self._inflight.get(key)
             if pending is None:
                 break
-            try:
-                return await asyncio.shield(pending), False
-            except asyncio.CancelledError:
-                # The caller running the factory was cancelled, not us: take over.
-                task = asyncio.current_task()
-                if pending.cancelled() and task is not None and not task.cancelling():
-                    continue
-                raise
+            joined, value = await join_inflight(pending)
+            if joined:
+                return value, False
+            # The caller running the factory was cancelled, not us: take over.
         self._check_ttl(ttl)  # refuse a bad ttl before the factory acts
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future

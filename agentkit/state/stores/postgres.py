@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.state.codec import dumps, loads
+from agentkit.state.stores._inflight import join_inflight
 
 if TYPE_CHECKING:
     import asyncpg
@@ -323,13 +324,10 @@ class PostgresStore:
         while True:
             pending = self._inflight.get(key)
             if pending is not None:  # another task in this process is computing it
-                try:
-                    return await asyncio.shield(pending), False
-                except asyncio.CancelledError:
-                    task = asyncio.current_task()
-                    if pending.cancelled() and task is not None and not task.cancelling():
-                        continue
-                    raise
+                joined, value = await join_inflight(pending)
+                if joined:
+                    return value, False
+                continue
             pool = await self._ready()
             text = await pool.fetchval(self._sql["get"], key)
             if text is not None:

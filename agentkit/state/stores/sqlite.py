@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
+from agentkit.state.stores._inflight import join_inflight
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
 
 __all__ = ["SQLiteStore"]
@@ -204,13 +205,10 @@ class SQLiteStore:
         while True:
             pending = self._inflight.get(key)
             if pending is not None:  # another task in this process is computing it
-                try:
-                    return await asyncio.shield(pending), False
-                except asyncio.CancelledError:
-                    task = asyncio.current_task()
-                    if pending.cancelled() and task is not None and not task.cancelling():
-                        continue
-                    raise
+                joined, value = await join_inflight(pending)
+                if joined:
+                    return value, False
+                continue
             claimed, value = await self._db(partial(self._try_claim, key=key))
             if value is not _MISSING:
                 return value, False

@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agentkit.tools.files._rows import entries_below, path_of
 from agentkit.tools.files.paths import MemoryPath
 from agentkit.tools.files.ports import FileEntry, Files, FileUsage
 
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["PostgresFiles"]
 
 _T = TypeVar("_T")
-
-
-def _path(key: str) -> MemoryPath:
-    return MemoryPath(tuple(key.split("/")) if key else ())
 
 
 class PostgresFiles:
@@ -203,18 +200,8 @@ class PostgresFiles:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
             if kind == "file":
                 raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path))
-            rows = [(_path(key), d, size) for key, d, size in await self._rows(c, path)]
-            totals: dict[MemoryPath, int] = {}
-            for p, is_dir, size in rows:
-                if not is_dir:
-                    for cut in range(len(path.parts), len(p.parts)):
-                        parent = MemoryPath(p.parts[:cut])
-                        totals[parent] = totals.get(parent, 0) + size
-            return tuple(
-                FileEntry(p, "directory" if is_dir else "file", totals.get(p, 0) if is_dir else n)
-                for p, is_dir, n in sorted(rows)
-                if p != path and (depth is None or len(p.parts) - len(path.parts) <= depth)
-            )
+            rows = [(path_of(key), d, size) for key, d, size in await self._rows(c, path)]
+            return entries_below(path, rows, depth)
 
         return await self._read(listing)
 

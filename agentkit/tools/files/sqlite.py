@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
+from agentkit.tools.files._rows import entries_below, path_of
 from agentkit.tools.files.paths import MemoryPath
 from agentkit.tools.files.ports import FileEntry, Files, FileUsage
 
@@ -49,10 +50,6 @@ _SUBTREE = "namespace = ? AND (path = ? OR substr(path, 1, ?) = ?)"
 
 def _subtree(namespace: str, key: str) -> tuple[str, str, int, str]:
     return namespace, key, len(key) + 1, key + "/"
-
-
-def _path(key: str) -> MemoryPath:
-    return MemoryPath(tuple(key.split("/")) if key else ())
 
 
 def _begin(conn: sqlite3.Connection) -> None:
@@ -203,18 +200,8 @@ class SQLiteFiles:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
             if kind == "file":
                 raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(path))
-            rows = [(_path(key), bool(d), size) for key, d, size in self._rows(conn, path)]
-            totals: dict[MemoryPath, int] = {}
-            for p, is_dir, size in rows:
-                if not is_dir:
-                    for cut in range(len(path.parts), len(p.parts)):
-                        parent = MemoryPath(p.parts[:cut])
-                        totals[parent] = totals.get(parent, 0) + size
-            return tuple(
-                FileEntry(p, "directory" if is_dir else "file", totals.get(p, 0) if is_dir else n)
-                for p, is_dir, n in sorted(rows)
-                if p != path and (depth is None or len(p.parts) - len(path.parts) <= depth)
-            )
+            rows = [(path_of(key), bool(d), size) for key, d, size in self._rows(conn, path)]
+            return entries_below(path, rows, depth)
 
         return await self._transaction(listing)
 
