@@ -7,7 +7,9 @@ URL`` with ``MCP_CONFORMANCE_SCENARIO`` (and, for some auth scenarios,
 that asks a person (elicitation) suspends the run, which is resumed with an accepted,
 empty form, so the schema's defaults fill it in. OAuth scenarios use the official
 SDK's OAuth client provider, with a headless browser step: the authorization URL is
-fetched and the code taken from its redirect.
+fetched and the code taken from its redirect; cross-app access (SEP-990) uses the SDK's
+identity-assertion provider, with the enterprise identity provider's token exchange done
+here (the SDK leaves that leg to the application).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from mcp.client.auth.extensions.client_credentials import (
     PrivateKeyJWTOAuthProvider,
     SignedJWTParameters,
 )
+from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from mcp.shared.exceptions import MCPDeprecationWarning
 
@@ -90,9 +93,11 @@ class _HeadlessBrowser:
         return self.result
 
 
-def oauth(url: str, scenario: str, context: dict[str, Any]) -> OAuthClientProvider:
+def oauth(url: str, scenario: str, context: dict[str, Any]) -> httpx2.Auth:
     if scenario.startswith("auth/client-credentials-"):
         return machine_to_machine(url, context)
+    if "idp_id_token" in context:
+        return cross_app_access(url, context)
     browser = _HeadlessBrowser()
     client = None
     if "client_id" in context:  # pre-registered with the authorization server
@@ -131,6 +136,53 @@ def machine_to_machine(url: str, context: dict[str, Any]) -> OAuthClientProvider
     return ClientCredentialsOAuthProvider(
         url, _Tokens(), context["client_id"], context["client_secret"], "client_secret_basic"
     )
+
+
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+
+
+def cross_app_access(url: str, context: dict[str, Any]) -> httpx2.Auth:
+    """Enterprise-managed authorization (SEP-990): the user's ID token from the
+    enterprise identity provider is exchanged there (RFC 8693) for an identity assertion
+    grant (ID-JAG) naming the MCP authorization server and the MCP server; the SDK's
+    provider presents it to that authorization server (RFC 7523 jwt-bearer grant)."""
+
+    async def id_jag(audience: str, resource: str) -> str:
+        async with httpx2.AsyncClient() as http:
+            response = await http.post(context["idp_token_endpoint"], data={
+                "grant_type": TOKEN_EXCHANGE,
+                "subject_token": context["idp_id_token"],
+                "subject_token_type": ID_TOKEN,
+                "requested_token_type": ID_JAG,
+                "audience": audience,
+                "resource": resource,
+                "client_id": context["idp_client_id"],
+            })
+        response.raise_for_status()
+        grant = response.json()
+        if grant.get("issued_token_type") != ID_JAG:
+            raise RuntimeError(f"the identity provider issued no ID-JAG: {grant!r}")
+        return str(grant["access_token"])
+
+    return IdentityAssertionOAuthProvider(
+        url, _Tokens(), context["client_id"], context["client_secret"],
+        issuer=authorization_server(url), assertion_provider=id_jag,
+        token_endpoint_auth_method="client_secret_basic",
+    )
+
+
+def authorization_server(url: str) -> str:
+    """The MCP authorization server's issuer. A deployment configures it (the SDK's
+    provider never lets the resource server choose where the grant and client secret
+    go); the suite's context does not carry it, so this script reads it from the
+    server's protected resource metadata (RFC 9728 well-known URL)."""
+    parts = urlparse(url)
+    metadata = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    response = httpx2.get(metadata)
+    response.raise_for_status()
+    return str(response.json()["authorization_servers"][0])
 
 
 async def main(url: str, scenario: str) -> None:

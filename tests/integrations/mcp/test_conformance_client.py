@@ -35,11 +35,22 @@ SCENARIOS = (
     "auth/offline-access-not-supported",
     "auth/client-credentials-jwt",
     "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
 )
-"""Every client scenario of @modelcontextprotocol/conformance 0.1.16 except three (see
-docs/mcp-consume.md): sse-retry (the SDK's transport, and a timing check a loaded
-machine fails), auth/2025-03-26-oauth-metadata-backcompat and
-auth/cross-app-access-complete-flow (flows the official SDK's client does not do)."""
+"""Every client scenario of @modelcontextprotocol/conformance 0.1.16 except two (see
+docs/mcp-consume.md):
+
+- sse-retry: the SDK's transport, and a timing check a loaded machine fails;
+- auth/2025-03-26-oauth-metadata-backcompat: the scenario serves authorization server
+  metadata at the resource's root well-known URL (no protected resource metadata)
+  naming issuer ``<origin>/oauth``. On that legacy path the SDK's OAuthClientProvider
+  expects the issuer to be the resource's origin (``_expected_issuer``, mcp 2.3.0
+  ``mcp/client/auth/oauth2.py``) and ``validate_metadata_issuer``
+  (``mcp/client/auth/utils.py``; SEP-2468 / RFC 8414 section 3.3) raises
+  ``OAuthFlowError: Authorization server metadata issuer mismatch:
+  http://localhost:PORT/oauth != http://localhost:PORT`` before any registration, so
+  the SDK itself refuses the flow (on purpose: RFC 8414 says such metadata must not be
+  used)."""
 
 
 def run_scenario(node_tools: NodeTools, scenario: str, out: Path) -> tuple[str, str]:
