@@ -11,12 +11,18 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
-from agentkit.core.contracts.errors import HumanInputRequired, RunError
+from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.spans import open_span
 from agentkit.integrations.temporal._values import error_fields, pack, unpack
-from agentkit.integrations.temporal.workflow import MODEL_ACTIVITY, TOOL_ACTIVITY
+from agentkit.integrations.temporal.workflow import (
+    MODEL_ACTIVITY,
+    SESSION_COMMIT_ACTIVITY,
+    SESSION_LOAD_ACTIVITY,
+    TOOL_ACTIVITY,
+)
+from agentkit.state.sessions import append_turn, load_session
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
@@ -148,6 +154,27 @@ class AgentActivities:
             )
         return pack({"content": content, "is_error": is_error, "attachments": attached})
 
+    @activity.defn(name=SESSION_LOAD_ACTIVITY)
+    async def session_load(self, payload: str) -> str:
+        """A run's one read of its session, in the worker's store."""
+        job = unpack(payload, "session load")
+        record, version = await load_session(self.base.store, job["scope"], job["session"])
+        return pack({"messages": record.messages, "version": version})
+
+    @activity.defn(name=SESSION_COMMIT_ACTIVITY)
+    async def session_commit(self, payload: str) -> str:
+        """Append a completed run's turn over the version it read (a retried append of
+        the same turn is a no-op); ``busy`` when another turn got there first."""
+        job = unpack(payload, "session commit")
+        try:
+            await append_turn(
+                self.base.store, job["scope"], job["session"], version=job["version"],
+                messages=job["messages"], turn=job["turn"], run_id=job["run_id"],
+            )
+        except SessionBusy as exc:
+            return pack({"busy": str(exc)})
+        return pack({"appended": True})
+
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""
-        return [self.model_call, self.tool_call]
+        return [self.model_call, self.tool_call, self.session_load, self.session_commit]
