@@ -112,6 +112,13 @@ class TemporalEffects:
         self.options = options
         self.first_step: int | None = None
         self.carry: RunState | None = None
+        self.spent: tuple[int, int] = (0, 0)
+        """The run's budget ledger: metered calls admitted and nano-dollars charged by
+        its activities so far (each activity's budget starts from it)."""
+
+    def _charge(self, answer: Mapping[str, Any]) -> None:
+        calls, nanos = answer.get("spent", (0, 0))
+        self.spent = (self.spent[0] + calls, self.spent[1] + nanos)
 
     async def save(self, run: AgentRun) -> None:
         # Temporal's event history is the run's durable state: nothing to write.
@@ -126,7 +133,7 @@ class TemporalEffects:
             raise _ContinueAsNew
         payload = pack(
             {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
-             "autonomy": run.ctx.autonomy.value, "request": request}
+             "autonomy": run.ctx.autonomy.value, "request": request, "spent": self.spent}
         )
         options = self.options
         text = await workflow.execute_activity(
@@ -139,6 +146,7 @@ class TemporalEffects:
             summary=f"model {request.model}",
         )
         answer = unpack(text, "model answer")
+        self._charge(answer)
         if "stop" in answer:
             raise error_from(answer["stop"])
         result: LLMResult = answer["result"]
@@ -161,7 +169,8 @@ class TemporalEffects:
         options = self.options
         payload = pack(
             {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
-             "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments}
+             "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments,
+             "spent": self.spent}
         )
         try:
             text = await workflow.execute_activity(
@@ -187,6 +196,7 @@ class TemporalEffects:
                 (),
             )
         answer = unpack(text, "tool answer")
+        self._charge(answer)
         if "stop" in answer:
             raise error_from(answer["stop"])
         return answer["content"], answer["is_error"], tuple(answer.get("attachments", ()))
@@ -252,6 +262,8 @@ class AgentWorkflow:
                 session_version=version,
             )
         effects = TemporalEffects(agent, scope, options)
+        calls, nanos = start.get("spent", (0, 0))
+        effects.spent = (calls, nanos)
         run = AgentRun(
             agent, ctx, state, key=f"{info.workflow_id}:{agent.name}", version=0,
             checkpointer=StoreCheckpointer(ctx.store), effects=effects,
@@ -294,6 +306,7 @@ class AgentWorkflow:
             ) from exc
         carried = dict(start)
         carried["state"] = effects.carry
+        carried["spent"] = effects.spent
         workflow.continue_as_new(pack(carried))
 
     @staticmethod

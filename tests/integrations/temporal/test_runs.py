@@ -12,7 +12,7 @@ from temporalio.testing import WorkflowEnvironment
 from agentkit.agents import Agent, RunNotResumable, Suspended
 from agentkit.agents.cognition import ReActCognition
 from agentkit.agents.result import AgentResult
-from agentkit.core.contracts.errors import SessionBusy
+from agentkit.core.contracts.errors import BudgetExceeded, SessionBusy
 from agentkit.core.contracts.types import Message, ToolCall
 from agentkit.core.policies import Budget, meter, tracing
 from agentkit.core.runtime.context import RunContext
@@ -349,3 +349,31 @@ async def test_a_turn_overtaken_on_its_session_is_refused_with_its_result(
     assert caught.value.result.output == "Paris it is."
     # The session holds the turn that got there first, and only that one.
     assert await read_session(ctx.store, ctx.scope, "chat") == overtaking.messages
+
+
+async def test_a_budget_holds_per_run_across_its_activities(
+    client: Client, task_queue: str
+) -> None:
+    again = ToolCall("c9", "add", {"a": 1, "b": 1})
+    desk = Desk(
+        Turn(tool_calls=(ADD,)), Turn("The sum is 5."),  # run 1: three metered calls
+        Turn(tool_calls=(ADD,)), Turn("The sum is 5."),  # run 2: three more
+        Turn(tool_calls=(ADD,)), Turn(tool_calls=(again,)),  # run 3: a fourth is refused
+    )
+    async with AgentWorker(
+        client, task_queue=task_queue, agents=[desk.agent],
+        context=lambda: make_test_ctx(llm=desk.llm, budget=Budget(max_calls=3),
+                                      chat_middleware=[meter()], tool_middleware=[meter()]),
+    ):
+        agents = TemporalAgents(client, task_queue=task_queue)
+        first = await agents.run("desk", "What is 2 + 3?", run_id="run-b1")
+        second = await agents.run("desk", "What is 2 + 3?", run_id="run-b2")
+        third = await agents.run("desk", "What is 2 + 3?", run_id="run-b3")
+    # Each run has its own three calls: the first two runs' spend is not the third's.
+    assert (first.stop_reason, second.stop_reason) == ("complete", "complete")
+    assert third.stop_reason == "budget_exceeded"
+    error = third.evals["error"]
+    assert isinstance(error, RemoteError)
+    assert error.type_name == "BudgetExceeded"
+    assert error.message == str(BudgetExceeded("calls", 3, 4, "tool call 'add'"))
+    assert desk.effects == ["add 2 3", "add 2 3", "add 2 3"]
