@@ -15,7 +15,7 @@ from agentkit.core.contracts.errors import HumanInputRequired, RunError, Session
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.policies.budget import Budget
 from agentkit.core.runtime.context import RunContext
-from agentkit.core.runtime.spans import open_span
+from agentkit.core.runtime.spans import TRACE_SEED, open_span
 from agentkit.integrations.temporal._values import error_fields, pack, unpack
 from agentkit.integrations.temporal.workflow import (
     MODEL_ACTIVITY,
@@ -87,6 +87,7 @@ async def _in_span(ctx: RunContext, what: str, work: Awaitable[T]) -> T:
     info = activity.info()
     attributes = {
         "agentkit.run_id": ctx.correlation_id,
+        TRACE_SEED: ctx.correlation_id,
         "temporal.workflow_id": info.workflow_id,
         "temporal.activity_id": info.activity_id,
         "temporal.attempt": info.attempt,

@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
@@ -17,6 +20,7 @@ from agentkit.core.contracts.types import Message, ToolCall
 from agentkit.core.policies import Budget, meter, tracing
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
+from agentkit.integrations.otel import OTelTracer, trace_id_for
 from agentkit.integrations.temporal import AgentWorker, RemoteError, RunOptions, TemporalAgents
 from agentkit.state.memory import FileMemory
 from agentkit.state.sessions import read_session
@@ -377,3 +381,36 @@ async def test_a_budget_holds_per_run_across_its_activities(
     assert error.type_name == "BudgetExceeded"
     assert error.message == str(BudgetExceeded("calls", 3, 4, "tool call 'add'"))
     assert desk.effects == ["add 2 3", "add 2 3", "add 2 3"]
+
+
+async def test_the_activity_spans_of_one_run_share_the_runs_trace(
+    client: Client, task_queue: str
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    turns = (Turn(tool_calls=(ADD,)), Turn("The sum is 5."))
+    desk = Desk(*turns, *turns)
+    async with AgentWorker(
+        client, task_queue=task_queue, agents=[desk.agent],
+        context=lambda: make_test_ctx(llm=desk.llm, tracer=OTelTracer(provider),
+                                      chat_middleware=[tracing()], tool_middleware=[tracing()]),
+    ):
+        agents = TemporalAgents(client, task_queue=task_queue)
+        await agents.run("desk", "2 + 3?", run_id="run-o1")
+        await agents.run("desk", "2 + 3?", run_id="run-o2")
+    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time or 0)
+    traces = [(s.name, s.context.trace_id) for s in spans]
+    one, two = trace_id_for("run-o1"), trace_id_for("run-o2")
+    assert one != two
+    assert traces == [
+        ("temporal.activity model_call fake", one), ("chat fake", one),
+        ("temporal.activity tool_call add", one), ("execute_tool add", one),
+        ("temporal.activity model_call fake", one), ("chat fake", one),
+        ("temporal.activity model_call fake", two), ("chat fake", two),
+        ("temporal.activity tool_call add", two), ("execute_tool add", two),
+        ("temporal.activity model_call fake", two), ("chat fake", two),
+    ]
+    # The activity spans hang under one parent per run (the run's), the chain's under them.
+    outer = [s for s in spans if s.name.startswith("temporal.activity")]
+    assert len({s.parent.span_id for s in outer if s.parent is not None}) == 2
