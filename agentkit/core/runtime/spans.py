@@ -14,6 +14,11 @@ from typing import Any
 
 from agentkit.core.contracts.ports import Span, Tracer
 
+TRACE_SEED = "agentkit.trace_seed"
+"""A span attribute: root spans (no parent in this process) with the same seed belong
+to one trace, for tracers that can say so (``OTelTracer`` derives the trace id from
+it). A Temporal run's activity spans carry the run id as their seed."""
+
 _log = logging.getLogger("agentkit.tracing")
 _current: ContextVar[Span | None] = ContextVar("agentkit_current_span", default=None)
 

@@ -11,25 +11,60 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
-from agentkit.core.contracts.errors import HumanInputRequired, RunError
+from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
+from agentkit.core.policies.budget import Budget
 from agentkit.core.runtime.context import RunContext
-from agentkit.core.runtime.spans import open_span
+from agentkit.core.runtime.spans import TRACE_SEED, open_span
 from agentkit.integrations.temporal._values import error_fields, pack, unpack
-from agentkit.integrations.temporal.workflow import MODEL_ACTIVITY, TOOL_ACTIVITY
+from agentkit.integrations.temporal.workflow import (
+    MODEL_ACTIVITY,
+    SESSION_COMMIT_ACTIVITY,
+    SESSION_LOAD_ACTIVITY,
+    TOOL_ACTIVITY,
+)
+from agentkit.state.sessions import append_turn, load_session
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
 
-__all__ = ["AgentActivities", "run_context"]
+__all__ = ["AgentActivities", "run_budget", "run_context"]
 
 T = TypeVar("T")
 
 
+def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
+    """The budget of one activity of a run: ``template``'s ceilings (the worker's base
+    context's :class:`Budget`), starting from what the run has ``spent`` so far (metered
+    calls, nano-dollars). Anything but a Budget is shared as it is."""
+    if not isinstance(template, Budget):
+        return template
+    budget = Budget(
+        max_cost_usd=template.max_cost_usd,
+        max_calls=template.max_calls,
+        max_depth=template.max_depth,
+        max_concurrency=template.max_concurrency,
+    )
+    budget.calls, budget._spent = spent
+    return budget
+
+
+def _spent_since(budget: Any, spent: tuple[int, int]) -> tuple[int, int]:
+    """What ``budget`` (made by :func:`run_budget` from ``spent``) admitted and charged."""
+    if not isinstance(budget, Budget):
+        return (0, 0)
+    return (budget.calls - spent[0], budget._spent - spent[1])
+
+
 def run_context(
-    base: RunContext, run_id: str, scope: Scope, autonomy: Autonomy | str
+    base: RunContext,
+    run_id: str,
+    scope: Scope,
+    autonomy: Autonomy | str,
+    spent: tuple[int, int] = (0, 0),
 ) -> RunContext:
-    """``base``'s services and policy, acting for run ``run_id`` in ``scope``."""
+    """``base``'s services and policy, acting for run ``run_id`` in ``scope``, with
+    the run's own budget (``base``'s ceilings, from the run's ``spent``)."""
     return RunContext(
         llm=base.llm,
         store=base.store,
@@ -37,7 +72,7 @@ def run_context(
         scope=scope,
         correlation_id=run_id,
         autonomy=autonomy,
-        budget=base.budget,
+        budget=run_budget(base.budget, spent),
         checkpointer=base.checkpointer,
         tracer=base.tracer,
         observer=base.observer,
@@ -52,6 +87,7 @@ async def _in_span(ctx: RunContext, what: str, work: Awaitable[T]) -> T:
     info = activity.info()
     attributes = {
         "agentkit.run_id": ctx.correlation_id,
+        TRACE_SEED: ctx.correlation_id,
         "temporal.workflow_id": info.workflow_id,
         "temporal.activity_id": info.activity_id,
         "temporal.attempt": info.attempt,
@@ -102,22 +138,25 @@ class AgentActivities:
             )
         return agent
 
-    def _ctx(self, job: Mapping[str, Any]) -> RunContext:
-        return run_context(self.base, job["run_id"], job["scope"], job["autonomy"])
+    def _ctx(self, job: Mapping[str, Any]) -> tuple[RunContext, tuple[int, int]]:
+        calls, nanos = job.get("spent", (0, 0))
+        spent = (calls, nanos)
+        return run_context(self.base, job["run_id"], job["scope"], job["autonomy"],
+                           spent), spent
 
     @activity.defn(name=MODEL_ACTIVITY)
     async def model_call(self, payload: str) -> str:
         job = unpack(payload, "model call")
         self._agent(job["agent"])
-        ctx = self._ctx(job)
+        ctx, spent = self._ctx(job)
         request: ChatRequest = job["request"]
         try:
             result: LLMResult = await _in_span(
                 ctx, f"model_call {request.model}", ctx.invoker.chat(request, ctx)
             )
         except RunError as exc:
-            return pack({"stop": error_fields(exc)})
-        return pack({"result": result})
+            return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
+        return pack({"result": result, "spent": _spent_since(ctx.budget, spent)})
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
@@ -128,7 +167,7 @@ class AgentActivities:
             raise ApplicationError(
                 f"agent {agent.name!r} has no tools", type="NoTools", non_retryable=True
             )
-        ctx = self._ctx(job)
+        ctx, spent = self._ctx(job)
         try:
             call = job["call"]
             content, is_error, attached = await _in_span(
@@ -136,7 +175,7 @@ class AgentActivities:
                 execute_tool_call(ctx, call, job["arguments"], registry, model=agent.model),
             )
         except RunError as exc:
-            return pack({"stop": error_fields(exc)})
+            return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
         except HumanInputRequired as exc:
             # A question mid-call (an MCP server's elicitation) would need the workflow
             # to suspend inside an activity; runs on Temporal do not support it yet.
@@ -146,8 +185,30 @@ class AgentActivities:
                 True,
                 (),
             )
-        return pack({"content": content, "is_error": is_error, "attachments": attached})
+        return pack({"content": content, "is_error": is_error, "attachments": attached,
+                     "spent": _spent_since(ctx.budget, spent)})
+
+    @activity.defn(name=SESSION_LOAD_ACTIVITY)
+    async def session_load(self, payload: str) -> str:
+        """A run's one read of its session, in the worker's store."""
+        job = unpack(payload, "session load")
+        record, version = await load_session(self.base.store, job["scope"], job["session"])
+        return pack({"messages": record.messages, "version": version})
+
+    @activity.defn(name=SESSION_COMMIT_ACTIVITY)
+    async def session_commit(self, payload: str) -> str:
+        """Append a completed run's turn over the version it read (a retried append of
+        the same turn is a no-op); ``busy`` when another turn got there first."""
+        job = unpack(payload, "session commit")
+        try:
+            await append_turn(
+                self.base.store, job["scope"], job["session"], version=job["version"],
+                messages=job["messages"], turn=job["turn"], run_id=job["run_id"],
+            )
+        except SessionBusy as exc:
+            return pack({"busy": str(exc)})
+        return pack({"appended": True})
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""
-        return [self.model_call, self.tool_call]
+        return [self.model_call, self.tool_call, self.session_load, self.session_commit]

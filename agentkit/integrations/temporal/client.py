@@ -8,14 +8,16 @@ from typing import Any
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
+    WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
+from agentkit.agents.conversation import Opening
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.core.contracts.errors import RunNotResumable
+from agentkit.core.contracts.errors import RunNotResumable, SessionBusy
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime.context import new_run_id
 from agentkit.integrations.temporal._values import RunOptions, pack, result_from, unpack
@@ -76,11 +78,7 @@ class TemporalAgents:
     ) -> str:
         """Start a run; returns its run id at once."""
         if session is not None:
-            raise ValueError(
-                "session= is not supported by TemporalAgents yet: conversations are read "
-                "from and appended to a store, which a workflow does not do; "
-                "pass the history in the task instead"
-            )
+            Opening(session)  # a clear ValueError for a malformed id, before starting
         try:
             tier = Autonomy(autonomy).value
         except ValueError:
@@ -94,6 +92,7 @@ class TemporalAgents:
                 "scope": scope if scope is not None else Scope(org_id=0, domain_id=0),
                 "autonomy": tier,
                 "options": self.options,
+                "session": session,
             }
         )
         try:
@@ -139,6 +138,7 @@ class TemporalAgents:
                     raise RunNotResumable(run_id, cause.message) from None
                 if isinstance(cause, ApplicationError) and cause.type == "ValueError":
                     raise ValueError(cause.message) from None
+                _raise_busy(cause)
                 if not await self._still_running(handle):
                     return await self._final(handle)
             except RPCError:
@@ -160,4 +160,15 @@ class TemporalAgents:
 
     @staticmethod
     async def _final(handle: WorkflowHandle[Any, str]) -> AgentResult:
-        return result_from(await handle.result())
+        try:
+            return result_from(await handle.result())
+        except WorkflowFailureError as exc:
+            _raise_busy(exc.cause)
+            raise
+
+
+def _raise_busy(cause: BaseException | None) -> None:
+    """Raise the :class:`SessionBusy` a run's failure stands for, if it does."""
+    if isinstance(cause, ApplicationError) and cause.type == "SessionBusy":
+        session, scope, run_id, result = cause.details
+        raise SessionBusy(session, scope, run_id, result_from(result)) from None

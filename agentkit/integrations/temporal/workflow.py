@@ -52,6 +52,8 @@ __all__ = ["WORKFLOW", "AgentWorkflow", "TemporalEffects", "host", "hosted"]
 WORKFLOW = "agentkit.agent_run"
 MODEL_ACTIVITY = "agentkit.model_call"
 TOOL_ACTIVITY = "agentkit.tool_call"
+SESSION_LOAD_ACTIVITY = "agentkit.session_load"
+SESSION_COMMIT_ACTIVITY = "agentkit.session_commit"
 OUTCOME_UPDATE = "agentkit.outcome"
 RESUME_UPDATE = "agentkit.resume"
 PENDING_QUERY = "agentkit.pending"
@@ -110,6 +112,13 @@ class TemporalEffects:
         self.options = options
         self.first_step: int | None = None
         self.carry: RunState | None = None
+        self.spent: tuple[int, int] = (0, 0)
+        """The run's budget ledger: metered calls admitted and nano-dollars charged by
+        its activities so far (each activity's budget starts from it)."""
+
+    def _charge(self, answer: Mapping[str, Any]) -> None:
+        calls, nanos = answer.get("spent", (0, 0))
+        self.spent = (self.spent[0] + calls, self.spent[1] + nanos)
 
     async def save(self, run: AgentRun) -> None:
         # Temporal's event history is the run's durable state: nothing to write.
@@ -124,7 +133,7 @@ class TemporalEffects:
             raise _ContinueAsNew
         payload = pack(
             {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
-             "autonomy": run.ctx.autonomy.value, "request": request}
+             "autonomy": run.ctx.autonomy.value, "request": request, "spent": self.spent}
         )
         options = self.options
         text = await workflow.execute_activity(
@@ -137,6 +146,7 @@ class TemporalEffects:
             summary=f"model {request.model}",
         )
         answer = unpack(text, "model answer")
+        self._charge(answer)
         if "stop" in answer:
             raise error_from(answer["stop"])
         result: LLMResult = answer["result"]
@@ -159,7 +169,8 @@ class TemporalEffects:
         options = self.options
         payload = pack(
             {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
-             "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments}
+             "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments,
+             "spent": self.spent}
         )
         try:
             text = await workflow.execute_activity(
@@ -185,6 +196,7 @@ class TemporalEffects:
                 (),
             )
         answer = unpack(text, "tool answer")
+        self._charge(answer)
         if "stop" in answer:
             raise error_from(answer["stop"])
         return answer["content"], answer["is_error"], tuple(answer.get("attachments", ()))
@@ -212,6 +224,7 @@ class AgentWorkflow:
         self._settled = 0
         self._decisions: Mapping[str, Any] | None = None
         self._waiting = False
+        self._failure: ApplicationError | None = None
 
     @workflow.run
     async def run(self, payload: str) -> str:
@@ -228,15 +241,29 @@ class AgentWorkflow:
             correlation_id=info.workflow_id,
             autonomy=start["autonomy"],
         )
+        session: str | None = start.get("session")
         state: RunState | None = start.get("state")
         if state is None:
+            prior: tuple[Message, ...] = ()
+            version = 0
+            if session is not None:
+                # The run's one read of its session, in the worker's store.
+                prior, version = await self._load_session(scope, session, options)
+                if agent.history is not None:
+                    prior = agent.history.trim(prior)
+            # The state names no session: the workflow appends the turn by activity
+            # (below), never from workflow code; ``start`` carries the session id.
             state = RunState(
                 run_id=info.workflow_id,
                 agent=agent.name,
                 status="running",
-                messages=(Message(role="user", content=start["task"]),),
+                messages=(*prior, Message(role="user", content=start["task"])),
+                history_len=len(prior),
+                session_version=version,
             )
         effects = TemporalEffects(agent, scope, options)
+        calls, nanos = start.get("spent", (0, 0))
+        effects.spent = (calls, nanos)
         run = AgentRun(
             agent, ctx, state, key=f"{info.workflow_id}:{agent.name}", version=0,
             checkpointer=StoreCheckpointer(ctx.store), effects=effects,
@@ -248,8 +275,16 @@ class AgentWorkflow:
                     result = run.result()
                 else:
                     result = await agent._advance(run)
+                if session is not None and result.stop_reason == "complete":
+                    self._failure = await self._commit_turn(run, scope, session, options,
+                                                            result)
                 self._result = result
                 self._settled += 1
+                if self._failure is not None:
+                    # Waiting clients get the failure from their update, then the
+                    # workflow fails with it.
+                    await workflow.wait_condition(workflow.all_handlers_finished)
+                    raise self._failure
                 if result.stop_reason != "suspended":
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     return result_to(result)
@@ -271,7 +306,48 @@ class AgentWorkflow:
             ) from exc
         carried = dict(start)
         carried["state"] = effects.carry
+        carried["spent"] = effects.spent
         workflow.continue_as_new(pack(carried))
+
+    @staticmethod
+    async def _load_session(
+        scope: Scope, session: str, options: RunOptions
+    ) -> tuple[tuple[Message, ...], int]:
+        text = await workflow.execute_activity(
+            SESSION_LOAD_ACTIVITY,
+            pack({"scope": scope, "session": session}),
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=options.model_timeout),
+            retry_policy=_retry(options.max_attempts),
+            summary=f"session {session}",
+        )
+        answer = unpack(text, "session")
+        return tuple(answer["messages"]), int(answer["version"])
+
+    @staticmethod
+    async def _commit_turn(
+        run: AgentRun, scope: Scope, session: str, options: RunOptions, result: AgentResult
+    ) -> ApplicationError | None:
+        """Append the completed turn over the version read at start (compare-and-set,
+        in the worker's store); the ``SessionBusy`` failure (the run's result in its
+        details) when another turn was appended meanwhile, else None."""
+        text = await workflow.execute_activity(
+            SESSION_COMMIT_ACTIVITY,
+            pack({"scope": scope, "session": session, "version": run.session_version,
+                  "messages": run.messages[run.history_len:], "turn": run.key,
+                  "run_id": run.run_id}),
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=options.model_timeout),
+            retry_policy=_retry(options.max_attempts),
+            summary=f"session {session}",
+        )
+        answer = unpack(text, "session commit")
+        if "busy" not in answer:
+            return None
+        return ApplicationError(
+                answer["busy"], session, scope.key(), run.run_id, result_to(result),
+                type="SessionBusy", non_retryable=True,
+            )
 
     # A waiting client is abandoned at continue-as-new; it asks the next run again.
     @workflow.update(
@@ -280,8 +356,7 @@ class AgentWorkflow:
     async def outcome(self) -> str:
         """Wait until the run suspends or ends; its result so far."""
         await workflow.wait_condition(self._at_rest)
-        assert self._result is not None
-        return result_to(self._result)
+        return self._answer()
 
     @workflow.update(name=RESUME_UPDATE)
     async def resume(self, decisions: str) -> str:
@@ -289,6 +364,11 @@ class AgentWorkflow:
         settled = self._settled
         self._decisions = self._checked(decisions)
         await workflow.wait_condition(lambda: self._settled > settled)
+        return self._answer()
+
+    def _answer(self) -> str:
+        if self._failure is not None:
+            raise self._failure
         assert self._result is not None
         return result_to(self._result)
 

@@ -6,17 +6,24 @@ from __future__ import annotations
 import time
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
 from agentkit.agents import Agent, RunNotResumable, Suspended
 from agentkit.agents.cognition import ReActCognition
+from agentkit.agents.result import AgentResult
+from agentkit.core.contracts.errors import BudgetExceeded, SessionBusy
 from agentkit.core.contracts.types import Message, ToolCall
 from agentkit.core.policies import Budget, meter, tracing
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
+from agentkit.integrations.otel import OTelTracer, trace_id_for
 from agentkit.integrations.temporal import AgentWorker, RemoteError, RunOptions, TemporalAgents
 from agentkit.state.memory import FileMemory
+from agentkit.state.sessions import read_session
 from agentkit.tools import InMemoryFiles, ask_human, tool
 
 ADD = ToolCall("c1", "add", {"a": 2, "b": 3})
@@ -295,5 +302,115 @@ async def test_start_refuses_what_it_cannot_run(client: Client, task_queue: str)
         "unknown autonomy 'yolo'; expected one of ['auto', 'gated', 'manual']"
     )
     with pytest.raises(ValueError) as caught:
-        await agents.start("desk", "x", session="s-1")
-    assert str(caught.value).startswith("session= is not supported by TemporalAgents yet")
+        await agents.start("desk", "x", session="")
+    assert str(caught.value) == "session= must be a non-empty string id, got ''"
+
+
+async def test_a_session_on_temporal_remembers_its_turns_in_the_workers_store(
+    client: Client, task_queue: str
+) -> None:
+    turns = (Turn("Hello Ada."), Turn("Your name is Ada."))
+    desk = Desk(*turns)
+    ctx = make_test_ctx(llm=desk.llm)
+    async with AgentWorker(client, task_queue=task_queue, agents=[desk.agent],
+                           context=lambda: ctx):
+        agents = TemporalAgents(client, task_queue=task_queue)
+        first = await agents.run("desk", "I am Ada.", run_id="run-s1", session="chat")
+        second = await agents.run("desk", "Who am I?", run_id="run-s2", session="chat")
+    assert (first.output, second.output) == ("Hello Ada.", "Your name is Ada.")
+    conversation = (
+        Message(role="user", content="I am Ada."),
+        Message(role="assistant", content="Hello Ada."),
+        Message(role="user", content="Who am I?"),
+    )
+    # Turn 2's model saw turn 1, read from the worker's store.
+    assert tuple(desk.llm.requests[1].messages) == conversation
+    assert second.messages == (*conversation,
+                               Message(role="assistant", content="Your name is Ada."))
+    assert await read_session(ctx.store, ctx.scope, "chat") == second.messages
+    here = Desk(*turns)
+    local_ctx = make_test_ctx(llm=here.llm)
+    await here.agent.run("I am Ada.", local_ctx, session="chat")
+    local = await here.agent.run("Who am I?", local_ctx, session="chat")
+    assert local.messages == second.messages
+
+
+async def test_a_turn_overtaken_on_its_session_is_refused_with_its_result(
+    client: Client, task_queue: str
+) -> None:
+    desk = Desk(Turn(tool_calls=(ASK,)), Turn("Hi."), Turn("Paris it is."))
+    ctx = make_test_ctx(llm=desk.llm)
+    async with AgentWorker(client, task_queue=task_queue, agents=[desk.agent],
+                           context=lambda: ctx):
+        agents = TemporalAgents(client, task_queue=task_queue)
+        held = await agents.run("desk", "Book a trip.", run_id="run-a", session="chat")
+        assert held.stop_reason == "suspended"
+        overtaking = await agents.run("desk", "Hello.", run_id="run-b", session="chat")
+        with pytest.raises(SessionBusy) as caught:
+            await agents.resume("run-a", {"c3": {"answer": "Paris"}})
+    assert (caught.value.session_id, caught.value.run_id) == ("chat", "run-a")
+    assert isinstance(caught.value.result, AgentResult)
+    assert caught.value.result.output == "Paris it is."
+    # The session holds the turn that got there first, and only that one.
+    assert await read_session(ctx.store, ctx.scope, "chat") == overtaking.messages
+
+
+async def test_a_budget_holds_per_run_across_its_activities(
+    client: Client, task_queue: str
+) -> None:
+    again = ToolCall("c9", "add", {"a": 1, "b": 1})
+    desk = Desk(
+        Turn(tool_calls=(ADD,)), Turn("The sum is 5."),  # run 1: three metered calls
+        Turn(tool_calls=(ADD,)), Turn("The sum is 5."),  # run 2: three more
+        Turn(tool_calls=(ADD,)), Turn(tool_calls=(again,)),  # run 3: a fourth is refused
+    )
+    async with AgentWorker(
+        client, task_queue=task_queue, agents=[desk.agent],
+        context=lambda: make_test_ctx(llm=desk.llm, budget=Budget(max_calls=3),
+                                      chat_middleware=[meter()], tool_middleware=[meter()]),
+    ):
+        agents = TemporalAgents(client, task_queue=task_queue)
+        first = await agents.run("desk", "What is 2 + 3?", run_id="run-b1")
+        second = await agents.run("desk", "What is 2 + 3?", run_id="run-b2")
+        third = await agents.run("desk", "What is 2 + 3?", run_id="run-b3")
+    # Each run has its own three calls: the first two runs' spend is not the third's.
+    assert (first.stop_reason, second.stop_reason) == ("complete", "complete")
+    assert third.stop_reason == "budget_exceeded"
+    error = third.evals["error"]
+    assert isinstance(error, RemoteError)
+    assert error.type_name == "BudgetExceeded"
+    assert error.message == str(BudgetExceeded("calls", 3, 4, "tool call 'add'"))
+    assert desk.effects == ["add 2 3", "add 2 3", "add 2 3"]
+
+
+async def test_the_activity_spans_of_one_run_share_the_runs_trace(
+    client: Client, task_queue: str
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    turns = (Turn(tool_calls=(ADD,)), Turn("The sum is 5."))
+    desk = Desk(*turns, *turns)
+    async with AgentWorker(
+        client, task_queue=task_queue, agents=[desk.agent],
+        context=lambda: make_test_ctx(llm=desk.llm, tracer=OTelTracer(provider),
+                                      chat_middleware=[tracing()], tool_middleware=[tracing()]),
+    ):
+        agents = TemporalAgents(client, task_queue=task_queue)
+        await agents.run("desk", "2 + 3?", run_id="run-o1")
+        await agents.run("desk", "2 + 3?", run_id="run-o2")
+    spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time or 0)
+    traces = [(s.name, s.context.trace_id) for s in spans]
+    one, two = trace_id_for("run-o1"), trace_id_for("run-o2")
+    assert one != two
+    assert traces == [
+        ("temporal.activity model_call fake", one), ("chat fake", one),
+        ("temporal.activity tool_call add", one), ("execute_tool add", one),
+        ("temporal.activity model_call fake", one), ("chat fake", one),
+        ("temporal.activity model_call fake", two), ("chat fake", two),
+        ("temporal.activity tool_call add", two), ("execute_tool add", two),
+        ("temporal.activity model_call fake", two), ("chat fake", two),
+    ]
+    # The activity spans hang under one parent per run (the run's), the chain's under them.
+    outer = [s for s in spans if s.name.startswith("temporal.activity")]
+    assert len({s.parent.span_id for s in outer if s.parent is not None}) == 2
