@@ -98,12 +98,16 @@ def test_a_worker_serves_the_module_agents(tmp_path: Path, temporal_address: str
             "async def main():\n"
             f"    client = await Client.connect({temporal_address!r})\n"
             "    result = await TemporalAgents(client, task_queue='cli-q').run('helper', 'hi')\n"
-            "    print(result.stop_reason, result.output)\n"
+            "    print(result.stop_reason, result.output, flush=True)\n"
             "asyncio.run(main())\n"
+            # The SDK's native threads can crash the interpreter while it finalizes after
+            # an update call (SIGSEGV/SIGABRT, 'PyGILState_Release ... finalizing'), now
+            # and then; docs/temporal.md says so. Leave without finalizing.
+            "import os; os._exit(0)\n"
         )
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=60, check=True)
-        assert done.stdout == "complete hi\n"
+                              timeout=60, check=False)
+        assert (done.returncode, done.stdout, done.stderr[-2000:]) == (0, "complete hi\n", "")
     finally:
         proc.kill()
         proc.wait(timeout=10)
