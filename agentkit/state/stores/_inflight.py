@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["join_inflight"]
+__all__ = ["abandon_inflight", "join_inflight"]
 
 
 async def join_inflight(pending: asyncio.Future[Any]) -> tuple[bool, Any]:
@@ -19,3 +19,13 @@ async def join_inflight(pending: asyncio.Future[Any]) -> tuple[bool, Any]:
         if pending.cancelled() and task is not None and not task.cancelling():
             return False, None
         raise
+
+
+def abandon_inflight(future: asyncio.Future[Any], error: BaseException) -> None:
+    """The factory behind ``future`` failed with ``error``: its waiters get the same
+    failure (or, when it was cancelled, try again themselves)."""
+    if isinstance(error, Exception):
+        future.set_exception(error)
+        future.exception()  # retrieved: no "never retrieved" warning without waiters
+    else:
+        future.cancel()

@@ -20,7 +20,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.state.codec import dumps, loads
-from agentkit.state.stores._inflight import join_inflight
+from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 
 __all__ = ["InMemoryStore"]
 
@@ -96,12 +96,8 @@ class InMemoryStore:
         try:
             value = await factory()
             text = dumps(value)
-        except Exception as error:
-            future.set_exception(error)
-            future.exception()  # retrieved: no "never retrieved" warning without waiters
-            raise
-        except BaseException:
-            future.cancel()
+        except BaseException as error:
+            abandon_inflight(future, error)
             raise
         else:
             # The ttl runs from when the value is stored: timed from the claim, a factory

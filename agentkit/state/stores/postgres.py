@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.state.codec import dumps, loads
-from agentkit.state.stores._inflight import join_inflight
+from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 
 if TYPE_CHECKING:
     import asyncpg
@@ -349,11 +349,7 @@ class PostgresStore:
                     await connection.execute(self._sql["set"], key, dumps(value), seconds)
                     created = True
         except BaseException as error:
-            if isinstance(error, Exception):
-                future.set_exception(error)
-                future.exception()
-            else:
-                future.cancel()
+            abandon_inflight(future, error)
             raise
         else:
             future.set_result(value)

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 from agentkit.core.contracts.errors import VersionConflict
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
-from agentkit.state.stores._inflight import join_inflight
+from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
 
 __all__ = ["SQLiteStore"]
@@ -225,11 +225,7 @@ class SQLiteStore:
             await self._db(partial(self._fulfil, key=key, blob=blob, expires=expires))
         except BaseException as error:
             await asyncio.shield(self._db(partial(self._release, key=key)))
-            if isinstance(error, Exception):
-                future.set_exception(error)
-                future.exception()
-            else:
-                future.cancel()
+            abandon_inflight(future, error)
             raise
         else:
             future.set_result(value)
