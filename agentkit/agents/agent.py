@@ -8,12 +8,13 @@ from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
 from agentkit.agents.conversation import Opening, commit_turn, continued
+from agentkit.agents.decisions import checked, routed
 from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.history import HistoryPolicy
-from agentkit.agents.nested import route_decisions, run_delegated, suspension
+from agentkit.agents.nested import run_delegated, suspension
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
-from agentkit.agents.run import AgentRun, EventSink, validate_decisions
+from agentkit.agents.run import AgentRun, EventSink
 from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.core.contracts.errors import (
     CheckpointCorrupt,
@@ -22,7 +23,6 @@ from agentkit.core.contracts.errors import (
     RunNotResumable,
     RunTakenOver,
 )
-from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
@@ -426,16 +426,14 @@ class Agent:
         state, version, key = await self._claim(run_id, ctx, want="suspended", key=key)
         state = continued(state, session, settings)
         waiting = suspension(run_id, self.name, state.open_calls, state.pending, state.nested)
-        checked = route_decisions(
-            validate_decisions(run_id, waiting.kinds, decisions), state.nested
-        )
+        given = routed(checked(run_id, waiting.kinds, decisions), state.nested)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx),
             sink=sink,
         )
         run.extra_system = await self._recall(self._task_of(state), ctx)
-        run.decisions = freeze(checked)
+        run.decisions = given
         run.status = "running"
         try:
             await run.save()

@@ -19,7 +19,7 @@ run above it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar, Token
 from typing import Any, Protocol
 
@@ -35,7 +35,6 @@ __all__ = [
     "SubRunSuspended",
     "calling",
     "left_call",
-    "route_decisions",
     "run_delegated",
     "suspension",
 ]
@@ -161,21 +160,3 @@ def suspension(
         kinds=FrozenDict(kinds),
         agents=FrozenDict(agents),
     )
-
-
-def route_decisions(
-    decisions: Mapping[str, Any], nested: Collection[str]
-) -> FrozenDict[str, Any]:
-    """Checked decisions by call of this run: ``"c1/s3"``, where ``c1`` waits on a
-    sub-run (one of ``nested``), becomes ``{"c1": {"s3": ...}}`` for that sub-run; any
-    other call id keeps its decision."""
-    own: dict[str, Any] = {}
-    below: dict[str, dict[str, Any]] = {}
-    for path, decision in decisions.items():
-        head = next((h for h in nested if path.startswith(h + "/")), None)
-        if head is None:
-            own[path] = decision
-        else:
-            below.setdefault(head, {})[path[len(head) + 1:]] = decision
-    own.update({head: FrozenDict(sub) for head, sub in below.items()})
-    return FrozenDict(own)

@@ -15,6 +15,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentkit.agents.autonomy import should_gate
+from agentkit.agents.decisions import (
+    AnswerText,
+    EditArguments,
+    ElicitationReply,
+    ForSubRun,
+    PendingKind,
+    decision_for,
+)
 from agentkit.agents.effects import IN_PROCESS, Effects, OutcomeUnknown
 from agentkit.agents.events import (
     AgentEvent,
@@ -26,7 +34,7 @@ from agentkit.agents.events import (
 from agentkit.agents.intents import Intent, intent_key, unknown_outcome
 from agentkit.agents.nested import SubRunSuspended, calling, left_call, suspension
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.agents.run_state import PendingKind, RunState, RunStatus, SubRun
+from agentkit.agents.run_state import RunState, RunStatus, SubRun
 from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
     HumanInputRequired,
@@ -55,7 +63,7 @@ if TYPE_CHECKING:
     from agentkit.state.sessions import SessionRecord
     from agentkit.tools.registry import ToolRegistry
 
-__all__ = ["AgentRun", "EventSink", "validate_decisions"]
+__all__ = ["AgentRun", "EventSink"]
 
 EventSink = Callable[[AgentEvent], None]
 
@@ -425,32 +433,32 @@ class AgentRun:
         arguments: Mapping[str, Any] = call.arguments
         note = ""
         kind = self.pending.get(call.id)
-        decision = self.decisions.get(call.id)
-        if kind == "input":
-            answer = decision.get("answer") if isinstance(decision, Mapping) else None
-            if not isinstance(answer, str):
-                return "The human gave no answer to this question.", True, ()
-            return answer, False, ()
+        raw = self.decisions.get(call.id)
+        decision = decision_for(kind, raw)
         answers: Mapping[str, Any] = FrozenDict()
+        if kind == "input":
+            if not isinstance(decision, AnswerText):
+                return "The human gave no answer to this question.", True, ()
+            return decision.answer, False, ()
         if kind == "elicitation":
-            if decision is None:
+            if not isinstance(decision, ElicitationReply):
                 return "The human gave no answer to the tool's question.", True, ()
-            answers = _answers(self.questions.get(call.id), decision)
-        if kind == "nested" and decision is None:
+            answers = _answers(self.questions.get(call.id), decision.reply)
+        if kind == "nested" and not isinstance(decision, ForSubRun):
             raise SubRunSuspended(self.nested[call.id])  # not decided yet: it stays put
-        if kind == "unknown_outcome" and (decision is None or decision == "reject"):
+        if kind == "unknown_outcome" and decision.kind in ("undecided", "reject"):
             return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
         if kind == "approval" or kind == "unknown_outcome":
-            if decision is None or decision == "reject":
+            if decision.kind in ("undecided", "reject"):
                 return (
                     f"The call to {call.name!r} was not approved by a human, so it did not run. "
                     "Do not retry it unchanged; continue without it or ask differently.",
                     True,
                     (),
                 )
-            if isinstance(decision, Mapping):
-                arguments = decision
-                note = f"(A human edited the arguments before approving: {dict(decision)!r})\n"
+            if isinstance(decision, EditArguments):
+                arguments = decision.arguments
+                note = f"(A human edited the arguments before approving: {dict(arguments)!r})\n"
         if call.arguments_error is not None:
             accepted: tuple[str, ...] = ()
             if call.name in registry:
@@ -463,7 +471,7 @@ class AgentRun:
             )
             return describe_failure(call.name, refused), True, ()
         wake = self.nested.get(call.id) if kind == "nested" else None
-        token = calling(self.key, call.id, wake, decision)
+        token = calling(self.key, call.id, wake, raw)
         try:
             content, is_error, attached = await self.effects.call_tool(
                 self, call, arguments, registry, answers=answers
@@ -523,47 +531,3 @@ def _key_step(tool: Tool, call: ToolCall) -> bool:
         return False
     reads_only = getattr(tool, "is_read_only_call", None)
     return not (callable(reads_only) and reads_only(call.arguments))
-
-
-def validate_decisions(
-    run_id: str, pending: Mapping[str, str], decisions: Mapping[str, Any]
-) -> Mapping[str, Any]:
-    """Check a resume's decisions before anything changes; returns them frozen."""
-    unknown = [call_id for call_id in decisions if call_id not in pending]
-    if unknown:
-        raise ValueError(
-            f"run {run_id!r}: decisions name call id(s) {unknown} that are not pending; "
-            f"pending calls: {sorted(pending)}"
-        )
-    for call_id, decision in decisions.items():
-        if pending[call_id] == "elicitation":
-            if not _elicitation_decision(decision):
-                raise ValueError(
-                    f"run {run_id!r}: call {call_id!r} waits for the answer to a tool's "
-                    "question; its decision must be {'action': 'accept', 'content': {...}}, "
-                    "{'action': 'decline'}, {'action': 'cancel'} or {'answer': '...'}, "
-                    f"got {decision!r}"
-                )
-        elif pending[call_id] == "input":
-            if not (isinstance(decision, Mapping) and isinstance(decision.get("answer"), str)):
-                raise ValueError(
-                    f"run {run_id!r}: call {call_id!r} asks the human a question; its decision "
-                    f"must be {{'answer': '...'}}, got {decision!r}"
-                )
-        elif not (decision in ("approve", "reject") or isinstance(decision, Mapping)):
-            raise ValueError(
-                f"run {run_id!r}: decision for call {call_id!r} must be 'approve', 'reject' "
-                f"or a dict of edited arguments, got {decision!r}"
-            )
-    return FrozenDict({k: v for k, v in decisions.items()})
-
-
-def _elicitation_decision(decision: Any) -> bool:
-    if not isinstance(decision, Mapping):
-        return False
-    if "answer" in decision:
-        return isinstance(decision["answer"], str) and len(decision) == 1
-    action = decision.get("action")
-    if action == "accept":
-        return isinstance(decision.get("content", {}), Mapping)
-    return action in ("decline", "cancel")

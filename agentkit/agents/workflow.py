@@ -13,16 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentkit.agents.decisions import checked, routed
 from agentkit.agents.nested import (
     SubRunSuspended,
     calling,
     left_call,
-    route_decisions,
     run_delegated,
     suspension,
 )
 from agentkit.agents.result import Suspended
-from agentkit.agents.run import validate_decisions
 from agentkit.agents.run_state import SubRun
 from agentkit.core.contracts.errors import (
     AgentkitError,
@@ -243,19 +242,11 @@ class Workflow:
         checkpointer = self._checkpointer(ctx)
         state, version = await self._load(checkpointer, run_id, want="suspended", key=key)
         waiting = self._suspension(run_id, state)
-        gates = {g: d for g, d in decisions.items() if g in state.pending}
-        unknown = [g for g in decisions if g not in waiting.kinds]
-        bad = {g: d for g, d in gates.items() if d not in ("approve", "reject")}
-        if unknown or bad:
-            paths = [c.id for c in waiting.pending if c.id not in state.pending]
-            also = f" and calls waiting in agent steps {paths} to their decisions" if paths else ""
-            raise ValueError(
-                f"workflow {self.name!r}: decisions must map pending gates {list(state.pending)} "
-                f"to 'approve' or 'reject'{also}; unknown gates {unknown}, invalid values {bad}"
-            )
-        steps = route_decisions(validate_decisions(
-            run_id, waiting.kinds, {p: d for p, d in decisions.items() if p not in gates}
-        ), state.nested)
+        kinds = {**waiting.kinds, **dict.fromkeys(state.pending, "gate")}
+        decided = checked(run_id, kinds, decisions, workflow=self.name)
+        steps = routed(
+            {p: d for p, d in decided.items() if p not in state.pending}, state.nested
+        )
         given = {g: decisions.get(g, "reject") for g in state.pending}
         state = _State("running", state.outputs, state.skipped, (), FrozenDict(
             {**state.decisions, **given}), state.usage, state.nested)

@@ -17,6 +17,7 @@
     │   ├── UnpricedModel
     │   └── RunNotResumable
     │       └── RunTakenOver
+    ├── InvalidDecision (ValueError)     a person's decision that does not fit what waits
     ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
     │   └── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
@@ -296,6 +297,58 @@ class RunTakenOver(RunNotResumable):
         super().__init__(
             run_id,
             "another worker took it over and saved a newer checkpoint; this worker stopped",
+        )
+
+
+class InvalidDecision(AgentkitError, ValueError):
+    """A resume's decisions do not fit what the run waits for; nothing changed.
+
+    ``unknown`` are the ids that are not pending, ``invalid`` the decisions (by id) that
+    are not of an accepted form, ``accepted`` the forms each of those accepts, and
+    ``pending`` every waiting id with what it waits for. ``workflow`` names the
+    workflow whose gates were decided, when it was one.
+    """
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        pending: Mapping[str, str],
+        unknown: Sequence[str] = (),
+        invalid: Mapping[str, Any] | None = None,
+        accepted: Mapping[str, str] | None = None,
+        waits: Mapping[str, str] | None = None,
+        workflow: str | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.pending = dict(pending)
+        self.unknown = tuple(unknown)
+        self.invalid = dict(invalid or {})
+        self.accepted = dict(accepted or {})
+        self.waits = dict(waits or {})
+        self.workflow = workflow
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        gates = [i for i, kind in self.pending.items() if kind == "gate"]
+        bad_gates = {i: d for i, d in self.invalid.items() if i in gates}
+        if self.workflow is not None and (self.unknown or bad_gates):
+            paths = [i for i in self.pending if i not in gates]
+            also = f" and calls waiting in agent steps {paths} to their decisions" if paths else ""
+            return (
+                f"workflow {self.workflow!r}: decisions must map pending gates {gates} to "
+                f"'approve' or 'reject'{also}; unknown gates {list(self.unknown)}, "
+                f"invalid values {bad_gates}"
+            )
+        if self.unknown:
+            return (
+                f"run {self.run_id!r}: decisions name call id(s) {list(self.unknown)} that "
+                f"are not pending; pending calls: {sorted(self.pending)}"
+            )
+        call_id, decision = next(iter(self.invalid.items()))
+        return (
+            f"run {self.run_id!r}: call {call_id!r} {self.waits.get(call_id, 'waits')}; its "
+            f"decision must be {self.accepted.get(call_id, '?')}, got {decision!r}"
         )
 
 

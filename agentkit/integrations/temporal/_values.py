@@ -8,12 +8,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkit.agents.result import AgentResult
-from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import ChatRequest
 from agentkit.state.codec import dumps, loads, register
 
-__all__ = ["RemoteError", "RunOptions", "pack", "result_from", "result_to", "unpack"]
+__all__ = [
+    "RemoteError",
+    "RunOptions",
+    "decision_fields",
+    "invalid_decision",
+    "pack",
+    "result_from",
+    "result_to",
+    "unpack",
+]
 
 register(ChatRequest, tag="agentkit.ChatRequest")
 
@@ -119,4 +128,22 @@ def _replace_evals(result: AgentResult, evals: dict[str, Any]) -> AgentResult:
         messages=result.messages,
         run_id=result.run_id,
         steps=result.steps,
+    )
+
+
+def decision_fields(error: InvalidDecision) -> dict[str, Any]:
+    """An :class:`InvalidDecision` as plain fields, to cross to the client."""
+    return {
+        "run_id": error.run_id, "pending": error.pending, "unknown": list(error.unknown),
+        "invalid": error.invalid, "accepted": error.accepted, "waits": error.waits,
+        "workflow": error.workflow,
+    }
+
+
+def invalid_decision(fields: Mapping[str, Any]) -> InvalidDecision:
+    """The :class:`InvalidDecision` for fields made by :func:`decision_fields`."""
+    return InvalidDecision(
+        fields["run_id"], pending=fields["pending"], unknown=fields["unknown"],
+        invalid=fields["invalid"], accepted=fields["accepted"], waits=fields["waits"],
+        workflow=fields["workflow"],
     )

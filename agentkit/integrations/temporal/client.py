@@ -20,7 +20,13 @@ from agentkit.agents.result import AgentResult, Suspended
 from agentkit.core.contracts.errors import RunNotResumable, SessionBusy
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime.context import new_run_id
-from agentkit.integrations.temporal._values import RunOptions, pack, result_from, unpack
+from agentkit.integrations.temporal._values import (
+    RunOptions,
+    invalid_decision,
+    pack,
+    result_from,
+    unpack,
+)
 from agentkit.integrations.temporal.workflow import (
     OUTCOME_UPDATE,
     PENDING_QUERY,
@@ -114,7 +120,8 @@ class TemporalAgents:
         ``agent.resume``); returns when it next completes or suspends.
 
         Raises :class:`RunNotResumable` when the run does not wait for a decision, and
-        ``ValueError`` for decisions that do not fit its pending calls (nothing changes).
+        :class:`InvalidDecision` (a ``ValueError``, the same text as ``agent.resume``'s)
+        for decisions that do not fit its pending calls (nothing changes).
         """
         return await self._update(run_id, RESUME_UPDATE, pack(dict(decisions)))
 
@@ -136,8 +143,8 @@ class TemporalAgents:
                 cause = exc.cause
                 if isinstance(cause, ApplicationError) and cause.type == "RunNotResumable":
                     raise RunNotResumable(run_id, cause.message) from None
-                if isinstance(cause, ApplicationError) and cause.type == "ValueError":
-                    raise ValueError(cause.message) from None
+                if isinstance(cause, ApplicationError) and cause.type == "InvalidDecision":
+                    raise invalid_decision(unpack(cause.details[0], "decision error")) from None
                 _raise_busy(cause)
                 if not await self._still_running(handle):
                     return await self._final(handle)

@@ -16,11 +16,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
+from agentkit.agents.decisions import checked
 from agentkit.agents.effects import OutcomeUnknown, ToolOutcome, execute_tool_call
 from agentkit.agents.result import AgentResult
-from agentkit.agents.run import AgentRun, validate_decisions
+from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
-from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict, freeze
 from agentkit.core.contracts.types import (
     ChatRequest,
@@ -33,6 +34,7 @@ from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.integrations.temporal._values import (
     RunOptions,
+    decision_fields,
     error_from,
     pack,
     result_to,
@@ -384,9 +386,12 @@ class AgentWorkflow:
             )
         given = unpack(decisions, "decisions")
         try:
-            return validate_decisions(run.run_id, run.pending, given)
-        except ValueError as exc:
-            raise ApplicationError(str(exc), type="ValueError") from None
+            return checked(run.run_id, run.suspended().kinds, given)
+        except InvalidDecision as exc:
+            # The client rebuilds the same error from its fields (same text everywhere).
+            raise ApplicationError(
+                str(exc), pack(decision_fields(exc)), type="InvalidDecision"
+            ) from None
 
     @workflow.query(name=PENDING_QUERY)
     def pending(self) -> str:
