@@ -45,6 +45,7 @@ _HOMES = {
     "UnpricedModel": "agentkit.core.contracts.errors",
     "UnsupportedSetting": "agentkit.core.contracts.errors",
     "VersionConflict": "agentkit.core.contracts.errors",
+    "WaitsForPerson": "agentkit.core.contracts.errors",
     "make_ctx": "agentkit.core.assembly",
     "make_test_ctx": "agentkit.core.testing.context",
     "tool": "agentkit.tools.function_tool",
@@ -82,6 +83,7 @@ __all__ = [
     "UnpricedModel",
     "UnsupportedSetting",
     "VersionConflict",
+    "WaitsForPerson",
     "__version__",
     "make_ctx",
     "make_test_ctx",
@@ -117,6 +119,7 @@ if TYPE_CHECKING:
         UnpricedModel,
         UnsupportedSetting,
         VersionConflict,
+        WaitsForPerson,
     )
     from agentkit.core.contracts.types import ToolCall
     from agentkit.core.testing.context import make_test_ctx

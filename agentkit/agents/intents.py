@@ -22,11 +22,21 @@ answer in the checkpoint is looked up:
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from agentkit.core.contracts.types import Message
+from agentkit.agents.tool_messages import render_result
+from agentkit.core.contracts.media import Media
+from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.types import Message, ToolCall, ToolRequest
+from agentkit.core.policies.idempotent import idempotency_key
+from agentkit.core.runtime.context import RunContext
 
-__all__ = ["Intent", "intent_key", "unknown_outcome"]
+if TYPE_CHECKING:
+    from agentkit.tools.registry import ToolRegistry
+
+__all__ = ["Intent", "Settled", "intent_key", "settle_interrupted", "unknown_outcome"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,4 +65,68 @@ def unknown_outcome(tool: str, why: str) -> str:
         "(it crashed or was killed) after the call started and before its result was "
         f"recorded, so it may or may not have taken effect. It was not run again: {why}. "
         "Check whether it took effect before repeating it."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What the intents say about the calls a crash interrupted."""
+
+    answered: Mapping[str, Message]
+    """Calls with a known outcome (recorded, or replayed from ``idempotent()``), and,
+    under ``auto`` autonomy, calls answered as unknown."""
+    unknown: tuple[str, ...]
+    """Calls that may have acted, held for a person (``gated``/``manual`` autonomy)."""
+
+
+async def settle_interrupted(
+    ctx: RunContext,
+    run_key: str,
+    calls: Sequence[ToolCall],
+    interrupted: Collection[str],
+    registry: ToolRegistry,
+) -> Settled:
+    """Decide, from their intents, what happens to the ``interrupted`` calls of the
+    open turn ``calls`` before any of them runs again (see the module docstring)."""
+    answered: dict[str, Message] = {}
+    unknown: list[str] = []
+    for call in calls:
+        if call.id not in interrupted or call.name not in registry:
+            continue
+        stored = await ctx.store.get(intent_key(run_key, call.id))
+        if not isinstance(stored, Intent):
+            continue  # it never started: it runs now
+        if stored.outcome is not None:
+            answered[call.id] = stored.outcome
+            continue
+        tool = registry.get(call.name)
+        if getattr(tool, "idempotent", False):
+            continue  # declared safe to repeat: it runs again
+        replayed = await _recorded_result(ctx, call, tool)
+        if replayed is not None:
+            answered[call.id] = replayed
+        elif ctx.autonomy in ("gated", "manual"):
+            unknown.append(call.id)
+        else:
+            why = unknown_outcome(call.name, f"{call.name!r} is not declared idempotent")
+            answered[call.id] = _message(call, why, is_error=True)
+    return Settled(answered, tuple(unknown))
+
+
+async def _recorded_result(ctx: RunContext, call: ToolCall, tool: Tool) -> Message | None:
+    """The result ``idempotent()`` recorded for this call before the crash, if any."""
+    request = ToolRequest(call.name, call.arguments, tool, True, call_id=call.id)
+    value = await ctx.store.get(idempotency_key(request, ctx))
+    if value is None:
+        return None
+    content, attached = render_result(value)
+    return _message(call, content, is_error=False, attached=attached)
+
+
+def _message(
+    call: ToolCall, content: str, *, is_error: bool, attached: tuple[Media, ...] = ()
+) -> Message:
+    return Message(
+        role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error,
+        attachments=attached,
     )

@@ -4,17 +4,19 @@ Cognitions decide *what* to do next; AgentRun does it and saves a checkpoint aft
 every step (a model call, each tool result, a suspension, the end), each save a
 compare-and-set on the checkpoint's version so only one worker can own a run. The
 effects themselves (calling the model, calling a tool, writing the checkpoint) go
-through the run's :class:`~agentkit.agents.effects.Effects`, so the same loop runs
-in-process or on another engine.
+through the run's :class:`~agentkit.agents.effects.Effects`, one value in and one out,
+so the same loop runs in-process or on another engine. Each tool call of a turn comes
+back as one outcome value (:mod:`agentkit.agents.outcomes`); the turn is settled from
+those values once every call is in.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agentkit.agents.autonomy import should_gate
+from agentkit.agents.autonomy import key_step, should_gate
 from agentkit.agents.decisions import (
     AnswerText,
     EditArguments,
@@ -23,7 +25,7 @@ from agentkit.agents.decisions import (
     PendingKind,
     decision_for,
 )
-from agentkit.agents.effects import IN_PROCESS, Effects, OutcomeUnknown
+from agentkit.agents.effects import Effects, outcome_message
 from agentkit.agents.events import (
     AgentEvent,
     InterruptEvent,
@@ -31,26 +33,29 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.intents import Intent, intent_key, unknown_outcome
-from agentkit.agents.nested import SubRunSuspended, calling, left_call, suspension
+from agentkit.agents.intents import settle_interrupted, unknown_outcome
+from agentkit.agents.nested import suspension
+from agentkit.agents.outcomes import (
+    Answered,
+    Asked,
+    Parked,
+    Stopped,
+    ToolJob,
+    ToolOutcome,
+    Unknown,
+)
+from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import RunState, RunStatus, SubRun
-from agentkit.agents.tool_messages import describe_failure, render_result
-from agentkit.core.contracts.errors import (
-    HumanInputRequired,
-    OutputCoercionError,
-    RunError,
-    ToolArgumentError,
-)
+from agentkit.agents.tool_messages import describe_failure
+from agentkit.core.contracts.errors import OutputCoercionError, ToolArgumentError
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.media import Media
-from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
+    ModelSettings,
     ToolCall,
-    ToolRequest,
     ToolSchema,
     Usage,
 )
@@ -59,13 +64,34 @@ from agentkit.state.owners import this_owner
 from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
-    from agentkit.agents.agent import Agent
     from agentkit.state.sessions import SessionRecord
     from agentkit.tools.registry import ToolRegistry
 
-__all__ = ["AgentRun", "EventSink"]
+__all__ = ["AgentRun", "EventSink", "RunAgent"]
 
 EventSink = Callable[[AgentEvent], None]
+
+_NOT_APPROVED = (
+    "The call to {name!r} was not approved by a human, so it did not run. "
+    "Do not retry it unchanged; continue without it or ask differently."
+)
+
+
+class RunAgent(Protocol):
+    """What a run reads of its agent to build requests and parse answers."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def settings(self) -> ModelSettings: ...
+    @property
+    def output_spec(self) -> OutputSpec | None: ...
+    @property
+    def max_output_repairs(self) -> int: ...
 
 
 class AgentRun:
@@ -73,21 +99,19 @@ class AgentRun:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: RunAgent,
         ctx: RunContext,
         state: RunState,
         *,
         key: str,
         version: int,
-        checkpointer: Checkpointer,
+        effects: Effects,
         sink: EventSink | None = None,
-        effects: Effects = IN_PROCESS,
     ) -> None:
         self.agent = agent
         self.ctx = ctx
         self.key = key
         self.version = version
-        self.checkpointer = checkpointer
         self.sink = sink
         self.effects = effects
         self.run_id = state.run_id
@@ -100,7 +124,6 @@ class AgentRun:
         self.pending: dict[str, PendingKind] = dict(state.pending)
         self.decisions: Mapping[str, Any] = state.decisions
         self.nested: dict[str, SubRun] = dict(state.nested)
-        self._parked: dict[str, SubRun] = {}
         self.repairs = state.repairs
         self.settings = state.settings
         self.session = state.session
@@ -108,17 +131,12 @@ class AgentRun:
         self.session_version = state.session_version
         self.loaded_session: SessionRecord | None = None
         self.questions: dict[str, Any] = dict(state.questions)
-        self._asked: dict[str, Any] = {}
         self.extra_system = ""
         self.output: Any = None
         self.error: BaseException | None = None
-        self._save_lock: asyncio.Lock | None = None
-        self._stop: RunError | None = None
         self.interrupted: frozenset[str] = frozenset()
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
-        self._intents: dict[str, str] = {}
-        self._unknown: list[str] = []
         self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
@@ -151,7 +169,7 @@ class AgentRun:
 
         Raises :class:`RunTakenOver` when another worker has written since.
         """
-        await self.effects.save(self)
+        self.version = await self.effects.save(self.snapshot(), self.version)
 
     def emit(self, event: AgentEvent) -> None:
         """Hand an event to the stream, when the run is being streamed."""
@@ -178,7 +196,7 @@ class AgentRun:
     async def call_model(self, tools: tuple[ToolSchema, ...] = ()) -> LLMResult:
         """One model call through the chat chain; the answer joins the transcript."""
         self.ctx.check_cancelled()
-        result = await self.effects.call_model(self, self.request(tools))
+        result = await self.effects.call_model(self.request(tools))
         self.usage = self.usage + result.usage
         self.steps += 1
         self.messages.append(result.message)
@@ -221,7 +239,7 @@ class AgentRun:
         self.error = error
         await self.save()
 
-    # -- tools ----------------------------------------------------------------------
+    # -- waiting for a person -------------------------------------------------------
 
     def gate(self, registry: ToolRegistry) -> dict[str, PendingKind]:
         """The open calls that must wait for a human, by call id."""
@@ -233,13 +251,14 @@ class AgentRun:
             tool = registry.get(call.name)
             if getattr(tool, "asks_human", False):
                 pending[call.id] = "input"
-            elif should_gate(autonomy, bool(tool.requires_approval), _key_step(tool, call)):
+            elif should_gate(autonomy, bool(tool.requires_approval), key_step(tool, call)):
                 pending[call.id] = "approval"
         return pending
 
     async def suspend(self, pending: dict[str, PendingKind]) -> None:
         """Pause the run: no call of the open turn runs until a human decides."""
         self.pending = pending
+        self.decisions = FrozenDict()
         self.status = "suspended"
         await self.save()
         self.emit(InterruptEvent(self.suspended()))
@@ -251,89 +270,50 @@ class AgentRun:
             self.questions,
         )
 
-    # -- intents --------------------------------------------------------------------
+    def continue_with(self, decisions: Mapping[str, Any]) -> None:
+        """Take a person's checked, routed decisions: the run is running again."""
+        self.decisions = decisions
+        self.status = "running"
 
     async def settle_interrupted(self, registry: ToolRegistry) -> bool:
-        """Decide what to do with the calls a crash interrupted (see
-        :mod:`agentkit.agents.intents`), before any call of the turn runs again.
-
-        Finished calls get their recorded answers; calls that may have acted and cannot
-        safely run again are answered as unknown, or, under ``gated``/``manual``
-        autonomy, held for a person: then the run suspends and this returns True.
-        """
+        """Settle the calls a crash interrupted (see :mod:`agentkit.agents.intents`),
+        before any call of the turn runs again; True when the run suspended for a
+        person to decide about calls that may have acted."""
         interrupted, self.interrupted = self.interrupted, frozenset()
-        unknown: list[str] = []
-        for call in self.open_calls:
-            if call.id not in interrupted or call.id in self.answered:
-                continue
-            if call.name not in registry:
-                continue
-            stored = await self.ctx.store.get(intent_key(self.key, call.id))
-            if not isinstance(stored, Intent):
-                continue  # it never started: it runs now
-            if stored.outcome is not None:
-                self.answered[call.id] = stored.outcome
-                continue
-            tool = registry.get(call.name)
-            if getattr(tool, "idempotent", False):
-                continue  # declared safe to repeat: it runs again
-            replayed = await self._recorded_result(call, tool)
-            if replayed is not None:
-                self.answered[call.id] = replayed
-            elif self.ctx.autonomy in ("gated", "manual"):
-                unknown.append(call.id)
-            else:
-                self.answered[call.id] = self._tool_message(
-                    call,
-                    unknown_outcome(call.name, f"{call.name!r} is not declared idempotent"),
-                    is_error=True,
-                )
-        if unknown:
+        settled = await settle_interrupted(
+            self.ctx, self.key, self.open_calls, interrupted - set(self.answered), registry
+        )
+        self.answered.update(settled.answered)
+        if settled.unknown:
             held: dict[str, PendingKind] = {
                 cid: kind for cid, kind in self.pending.items() if cid not in self.answered
             }
-            held.update(dict.fromkeys(unknown, "unknown_outcome"))
-            self.decisions = FrozenDict()
+            held.update(dict.fromkeys(settled.unknown, "unknown_outcome"))
             await self.suspend(held)
             return True
         await self.save()
         return False
 
-    async def _recorded_result(self, call: ToolCall, tool: Tool) -> Message | None:
-        """The result ``idempotent()`` recorded for this call before the crash, if any."""
-        from agentkit.core.policies.idempotent import idempotency_key
-
-        request = ToolRequest(call.name, call.arguments, tool, True, call_id=call.id)
-        key = idempotency_key(request, self.ctx)
-        value = await self.ctx.store.get(key)
-        if value is None:
-            return None
-        content, attached = render_result(value)
-        return self._tool_message(call, content, is_error=False, attached=attached)
-
-    @staticmethod
-    def _tool_message(
-        call: ToolCall, content: str, *, is_error: bool, attached: tuple[Media, ...] = ()
-    ) -> Message:
-        return Message(
-            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error,
-            attachments=attached,
-        )
+    # -- tools ----------------------------------------------------------------------
 
     async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
-        """Run every open call not yet answered (concurrently, bounded), then add the
-        answers to the transcript in the order the model asked. A call whose outcome is
-        unknown under gated/manual autonomy suspends the run instead."""
+        """Run every open call not yet answered (concurrently, bounded), then settle the
+        turn from their outcomes: the answers join the transcript in the order the model
+        asked, or, when a call waits for a person, the run suspends with the answers
+        already in kept."""
         todo = [c for c in self.open_calls if c.id not in self.answered]
+        outcomes: dict[str, ToolOutcome] = {}
         if len(todo) == 1:
-            await self._answer(todo[0], registry)
+            outcomes[todo[0].id] = await self._answer(todo[0], registry, None)
         elif todo:
-            self._save_lock = asyncio.Lock()
+            lock = asyncio.Lock()
             limit = asyncio.Semaphore(max_concurrency)
 
             async def bounded(call: ToolCall) -> None:
                 async with limit:
-                    await self._answer(call, registry)
+                    if any(isinstance(o, Stopped) for o in outcomes.values()):
+                        return  # the run is stopping: calls not yet started never start
+                    outcomes[call.id] = await self._answer(call, registry, lock)
 
             tasks: list[asyncio.Task[None]] = []
             try:
@@ -343,34 +323,37 @@ class AgentRun:
             except BaseExceptionGroup as group_error:
                 first = group_error.exceptions[0]
                 raise first from first.__cause__
-            finally:
-                self._save_lock = None
             # A TaskGroup ignores a child that ends cancelled; a tool that raised
             # CancelledError must still stop the run, as it does when it runs alone.
             if any(task.cancelled() for task in tasks):
                 raise asyncio.CancelledError
-        if self._stop is not None:
-            stop, self._stop = self._stop, None
-            raise stop
-        held: dict[str, PendingKind] = {}
-        if self._unknown:
-            # Calls whose outcome the engine could not learn, under gated/manual autonomy:
-            # the turn's other answers are kept, and a person decides about these.
-            held.update(dict.fromkeys(self._unknown, "unknown_outcome"))
-            self._unknown = []
-        if self._asked:
-            # A tool asked a person something mid-call: the calls that finished keep their
-            # answers, and the ones that asked run again on resume, with the answer.
-            asked, self._asked = self._asked, {}
-            self.questions.update(asked)
-            held.update(dict.fromkeys(asked, "elicitation"))
-        if self._parked:
-            # Calls waiting on suspended sub-runs: the turn is not over, so this run
-            # suspends too; the answers already in stay in the checkpoint.
-            self.nested, self._parked = self._parked, {}
-            held.update(dict.fromkeys(self.nested, "nested"))
+        await self._settle_turn(outcomes)
+
+    async def _settle_turn(self, outcomes: Mapping[str, ToolOutcome]) -> None:
+        stop = next((o for o in outcomes.values() if isinstance(o, Stopped)), None)
+        if stop is not None:
+            # A refusal that stops the run (budget, cancellation): the calls already
+            # under way finished and are recorded; the run stops with the refusal.
+            raise stop.error
+        unknown = [c for c, o in outcomes.items() if isinstance(o, Unknown)]
+        asked = {c: o for c, o in outcomes.items() if isinstance(o, Asked)}
+        parked = {c: o.sub for c, o in outcomes.items() if isinstance(o, Parked)}
+        # Calls whose outcome is unknown (gated/manual), calls that asked a person
+        # something mid-call (they run again with the answer), calls waiting on a
+        # suspended sub-run: the turn is not over, so the run suspends.
+        held: dict[str, PendingKind] = dict.fromkeys(unknown, "unknown_outcome")
+        for call_id, question in asked.items():
+            self.questions[call_id] = FrozenDict({
+                "message": question.message,
+                "schema": question.schema,
+                "tool": question.tool,
+                "source": question.source,
+                "answers": _answers(self.questions.get(call_id), self.decisions.get(call_id)),
+            })
+        held.update(dict.fromkeys(asked, "elicitation"))
+        self.nested = parked
+        held.update(dict.fromkeys(parked, "nested"))
         if held:
-            self.decisions = FrozenDict()
             await self.suspend(held)
             return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
@@ -382,54 +365,33 @@ class AgentRun:
         self.nested = {}
         await self.save()
 
-    async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
-        if self._stop is not None:
-            return  # the run is stopping: calls not yet started never start
-        try:
-            content, is_error, attached = await self._execute(call, registry)
-        except HumanInputRequired as exc:
-            earlier = self.questions.get(call.id)
-            self._asked[call.id] = FrozenDict({
-                "message": exc.message,
-                "schema": exc.schema,
-                "tool": exc.tool,
-                "source": exc.source,
-                "answers": _answers(earlier, self.decisions.get(call.id)),
-            })
-            return
-        except SubRunSuspended as exc:
-            self._parked[call.id] = exc.sub
-            return
-        except RunError as exc:
-            # A refusal that stops the run (budget, cancellation): this call did not run,
-            # but calls of the same turn already under way finish and are recorded.
-            if self._stop is None:
-                self._stop = exc
-            return
-        except OutcomeUnknown as exc:
-            # The call may or may not have acted and is not run again (see intents).
+    async def _answer(
+        self, call: ToolCall, registry: ToolRegistry, lock: asyncio.Lock | None
+    ) -> ToolOutcome:
+        """One call's outcome; an answer is checkpointed as soon as it is in."""
+        outcome, job = await self._execute(call, registry)
+        if isinstance(outcome, Unknown):
             if self.ctx.autonomy in ("gated", "manual"):
-                self._unknown.append(call.id)
-                return
-            content, is_error, attached = unknown_outcome(call.name, exc.why), True, ()
-        message = self._tool_message(call, content, is_error=is_error, attached=attached)
-        key = intent_key(self.key, call.id)
-        started = self._intents.pop(call.id, None)
-        if started is not None:
-            await self.ctx.store.set(key, Intent(call.id, call.name, started, message))
+                return outcome  # a person decides whether it runs again
+            outcome = Answered(unknown_outcome(call.name, outcome.why), True)
+        if not isinstance(outcome, Answered):
+            return outcome
+        message = outcome_message(call, outcome)
         self.answered[call.id] = message
-        self.emit(ToolResultEvent(call.id, call.name, content, is_error))
-        if self._save_lock is None:
+        self.emit(ToolResultEvent(call.id, call.name, outcome.content, outcome.is_error))
+        if lock is None:
             await self.save()
         else:
-            async with self._save_lock:
+            async with lock:
                 await self.save()
-        if started is not None:
-            await self.ctx.store.delete(key)
+        if outcome.recorded and job is not None:
+            await self.effects.forget(job, message)
+        return outcome
 
     async def _execute(
         self, call: ToolCall, registry: ToolRegistry
-    ) -> tuple[str, bool, tuple[Media, ...]]:
+    ) -> tuple[ToolOutcome, ToolJob | None]:
+        """What the call comes to under the person's decision, running it if it runs."""
         arguments: Mapping[str, Any] = call.arguments
         note = ""
         kind = self.pending.get(call.id)
@@ -438,24 +400,20 @@ class AgentRun:
         answers: Mapping[str, Any] = FrozenDict()
         if kind == "input":
             if not isinstance(decision, AnswerText):
-                return "The human gave no answer to this question.", True, ()
-            return decision.answer, False, ()
+                return Answered("The human gave no answer to this question.", True), None
+            return Answered(decision.answer), None
         if kind == "elicitation":
             if not isinstance(decision, ElicitationReply):
-                return "The human gave no answer to the tool's question.", True, ()
+                return Answered("The human gave no answer to the tool's question.", True), None
             answers = _answers(self.questions.get(call.id), decision.reply)
         if kind == "nested" and not isinstance(decision, ForSubRun):
-            raise SubRunSuspended(self.nested[call.id])  # not decided yet: it stays put
+            return Parked(self.nested[call.id]), None  # not decided yet: it stays put
         if kind == "unknown_outcome" and decision.kind in ("undecided", "reject"):
-            return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
+            why = "a person decided not to run it again"
+            return Answered(unknown_outcome(call.name, why), True), None
         if kind == "approval" or kind == "unknown_outcome":
             if decision.kind in ("undecided", "reject"):
-                return (
-                    f"The call to {call.name!r} was not approved by a human, so it did not run. "
-                    "Do not retry it unchanged; continue without it or ask differently.",
-                    True,
-                    (),
-                )
+                return Answered(_NOT_APPROVED.format(name=call.name), True), None
             if isinstance(decision, EditArguments):
                 arguments = decision.arguments
                 note = f"(A human edited the arguments before approving: {dict(arguments)!r})\n"
@@ -469,28 +427,15 @@ class AgentRun:
                 accepted=accepted,
                 call_id=call.id,
             )
-            return describe_failure(call.name, refused), True, ()
-        wake = self.nested.get(call.id) if kind == "nested" else None
-        token = calling(self.key, call.id, wake, raw)
-        try:
-            content, is_error, attached = await self.effects.call_tool(
-                self, call, arguments, registry, answers=answers
-            )
-        finally:
-            left_call(token)
-        return (content if is_error else note + content), is_error, attached
-
-    async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
-        """Record that this side-effecting call is about to start."""
-        from agentkit.core.policies._keys import hash_arguments
-
-        digest = hash_arguments(arguments)
-        await self.ctx.store.set(intent_key(self.key, call.id), Intent(call.id, call.name, digest))
-        self._intents[call.id] = digest
-
-    async def _drop_intent(self, call: ToolCall) -> None:
-        if self._intents.pop(call.id, None) is not None:
-            await self.ctx.store.delete(intent_key(self.key, call.id))
+            return Answered(describe_failure(call.name, refused), True), None
+        wake = self.nested.get(call.id) if isinstance(decision, ForSubRun) else None
+        job = ToolJob(
+            self.run_id, self.key, self.ctx.scope, self.ctx.autonomy.value, call,
+            FrozenDict(arguments), self.agent.model, answers, wake,
+            decision.decisions if isinstance(decision, ForSubRun) else FrozenDict(),
+            note=note,
+        )
+        return await self.effects.call_tool(job), job
 
     # -- outcome --------------------------------------------------------------------
 
@@ -521,13 +466,3 @@ def _answers(question: Mapping[str, Any] | None, decision: Any) -> Mapping[str, 
     if decision is not None:
         answers[question["message"]] = decision
     return FrozenDict(answers)
-
-
-def _key_step(tool: Tool, call: ToolCall) -> bool:
-    """Whether this call changes the world: the tool's declaration, unless the tool can
-    tell that this particular call only reads (``is_read_only_call(arguments)``, as
-    FileTool's ``view`` does)."""
-    if not tool.side_effecting:
-        return False
-    reads_only = getattr(tool, "is_read_only_call", None)
-    return not (callable(reads_only) and reads_only(call.arguments))

@@ -18,7 +18,8 @@
     │   └── RunNotResumable
     │       └── RunTakenOver
     ├── InvalidDecision (ValueError)     a person's decision that does not fit what waits
-    ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
+    ├── WaitsForPerson                     a call waits for a person: an outcome, not a failure
+    │   └── HumanInputRequired               a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
     │   └── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
     ├── VersionConflict                    state: another writer got there first
@@ -388,7 +389,18 @@ class SessionBusy(AgentkitError):
         )
 
 
-class HumanInputRequired(AgentkitError):
+class WaitsForPerson(AgentkitError):
+    """A tool call cannot finish before a person decides or answers.
+
+    Raised by a tool body (or a sub-run it delegated to); the tool chain's terminal turns
+    it into a :class:`~agentkit.core.contracts.types.Waiting` outcome, so middlewares see
+    a call that waits, never a failure. ``waiting`` names what it waits for.
+    """
+
+    waiting: str = "a person"
+
+
+class HumanInputRequired(WaitsForPerson):
     """A tool, mid-call, needs a person's answer (an MCP server's elicitation).
 
     Inside an agent loop the run suspends (``awaiting_input``) with the question in
@@ -404,6 +416,7 @@ class HumanInputRequired(AgentkitError):
         self.schema = schema
         self.source = source
         origin = f" (asked by {source})" if source else ""
+        self.waiting = f"elicitation: {message}"
         super().__init__(f"tool {tool!r} needs a person's answer{origin}: {message}")
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "ToolRequest",
     "ToolSchema",
     "Usage",
+    "Waiting",
 ]
 
 def _frozen_object(arguments: Any, owner: str) -> FrozenDict[str, Any]:
@@ -188,6 +189,23 @@ class ToolRequest:
     def is_side_effecting(self) -> bool:
         """True when the request or the tool declares a side effect."""
         return self.side_effecting or bool(getattr(self.tool, "side_effecting", False))
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """What a tool call returns through the tool chain when it waits for a person (a
+    question mid-call, a delegated sub-run that suspended): an outcome, not an error.
+
+    The chain's terminal makes it from a :class:`~agentkit.core.contracts.errors.WaitsForPerson`
+    the tool raised; middlewares pass it up (``audit()`` records ``suspended``,
+    ``tracing()`` ends its span with ``agentkit.waiting``, nothing caches it), and
+    ``Invoker.invoke_tool`` raises the error again for callers outside an agent loop.
+    """
+
+    what: str
+    """What the call waits for, in a few words (the ``agentkit.waiting`` attribute)."""
+    cause: BaseException = field(compare=False, repr=False)
+    """The :class:`~agentkit.core.contracts.errors.WaitsForPerson` the tool raised."""
 
 
 @dataclass(frozen=True, slots=True)

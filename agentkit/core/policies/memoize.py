@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
 from agentkit.core.contracts.types import ToolRequest
+from agentkit.core.policies._kept import NotKept, produce
 from agentkit.core.policies._keys import hash_arguments
 
 if TYPE_CHECKING:
@@ -54,12 +55,14 @@ class _Memoize:
         produced: list[Any] = []
 
         async def run() -> Any:
-            value = await call_next(request, ctx)
+            value = await produce(call_next, request, ctx)
             produced.append(value)
             return value
 
         try:
             value, created = await store.get_or_set(key, run, ttl=self._ttl)
+        except NotKept as waits:
+            return waits.value
         except NotStorable:
             # A cache that cannot hold a read-only result is no reason to fail the call.
             request.meta["memoize"] = "unstorable"

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit.agents.outcomes import Answered, Asked, Parked, ToolJob, Unknown
 from agentkit.agents.result import AgentResult
 from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
@@ -25,6 +26,9 @@ __all__ = [
 ]
 
 register(ChatRequest, tag="agentkit.ChatRequest")
+register(ToolJob, tag="agentkit.ToolJob")
+for _outcome in (Answered, Asked, Parked, Unknown):
+    register(_outcome, tag=f"agentkit.{_outcome.__name__}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
-from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
+from agentkit.agents.outcomes import Stopped, ToolJob
+from agentkit.core.contracts.errors import RunError, SessionBusy
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.policies.budget import Budget
 from agentkit.core.runtime.context import RunContext
@@ -47,6 +48,11 @@ def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
     )
     budget.calls, budget._spent = spent
     return budget
+
+
+def _ledger(spent: Any) -> tuple[int, int]:
+    calls, nanos = spent
+    return (calls, nanos)
 
 
 def _spent_since(budget: Any, spent: tuple[int, int]) -> tuple[int, int]:
@@ -160,33 +166,25 @@ class AgentActivities:
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
-        job = unpack(payload, "tool call")
-        agent = self._agent(job["agent"])
+        """One tool call of a run: its outcome, waiting for a person included (a
+        question mid-call, a sub-run that suspended, its checkpoint in this worker's
+        store, which a later job with ``wake`` continues)."""
+        given = unpack(payload, "tool call")
+        agent = self._agent(given["agent"])
         registry = getattr(agent.cognition, "tools", None)
         if registry is None:
             raise ApplicationError(
                 f"agent {agent.name!r} has no tools", type="NoTools", non_retryable=True
             )
-        ctx, spent = self._ctx(job)
-        try:
-            call = job["call"]
-            content, is_error, attached = await _in_span(
-                ctx, f"tool_call {call.name}",
-                execute_tool_call(ctx, call, job["arguments"], registry, model=agent.model),
-            )
-        except RunError as exc:
-            return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
-        except HumanInputRequired as exc:
-            # A question mid-call (an MCP server's elicitation) would need the workflow
-            # to suspend inside an activity; runs on Temporal do not support it yet.
-            content, is_error, attached = (
-                f"The tool {exc.tool!r} asked a person a question mid-call ({exc.message}), "
-                "which agent runs on Temporal cannot put to anyone yet, so it did not finish.",
-                True,
-                (),
-            )
-        return pack({"content": content, "is_error": is_error, "attachments": attached,
-                     "spent": _spent_since(ctx.budget, spent)})
+        job: ToolJob = given["job"]
+        ctx = run_context(self.base, job.run_id, job.scope, job.autonomy, _ledger(job.spent))
+        outcome = await _in_span(
+            ctx, f"tool_call {job.call.name}", execute_tool_call(ctx, job, registry)
+        )
+        spent = _spent_since(ctx.budget, _ledger(job.spent))
+        if isinstance(outcome, Stopped):
+            return pack({"stop": error_fields(outcome.error), "spent": spent})
+        return pack({"outcome": outcome, "spent": spent})
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:
