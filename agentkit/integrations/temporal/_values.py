@@ -74,20 +74,26 @@ class RemoteError(RunError):
         super().__init__(f"{type_name}: {message}")
 
 
+_RAISE_LIMIT = "(RunOptions.max_payload_bytes); shorten it, or raise the limit"
+
+
 class PayloadTooLarge(RunError, ValueError):
     """A value a run would pass through Temporal is over
-    :attr:`RunOptions.max_payload_bytes`; nothing was scheduled with it. ``what`` names
-    the value, ``size`` and ``limit`` are bytes."""
+    :attr:`RunOptions.max_payload_bytes` (or, from a client without a store, over what
+    stays inline); nothing was scheduled with it. ``what`` names the value, ``size`` and
+    ``limit`` are bytes, ``advice`` ends the message."""
 
-    def __init__(self, run_id: str, what: str, size: int, limit: int) -> None:
+    def __init__(
+        self, run_id: str, what: str, size: int, limit: int, advice: str = _RAISE_LIMIT
+    ) -> None:
         self.run_id = run_id
         self.what = what
         self.size = size
         self.limit = limit
+        self.advice = advice
         super().__init__(
             f"run {run_id!r}: {what} is {size:,} bytes, over the {limit:,}-byte limit on one "
-            "value passed through Temporal (RunOptions.max_payload_bytes); shorten it, or "
-            "raise the limit"
+            f"value passed through Temporal {advice}"
         )
 
 

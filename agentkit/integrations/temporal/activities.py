@@ -178,7 +178,8 @@ class AgentActivities:
         used = _spent_since(ctx.budget, spent)
         try:
             return pack_within({"result": result, "spent": used}, job.get("limit", _LIMIT),
-                               ctx.correlation_id, f"the answer of model call {request.model!r}")
+                               ctx.correlation_id,
+                               f"the answer of a call to model {request.model!r}")
         except PayloadTooLarge as exc:
             # Final, not transient: the same answer would be refused on every attempt.
             return pack({"stop": error_fields(exc), "spent": used})

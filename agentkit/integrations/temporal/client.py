@@ -22,13 +22,14 @@ from agentkit.core.contracts.ports import Store
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime.context import new_run_id
 from agentkit.integrations.temporal._values import (
+    PayloadTooLarge,
     RunOptions,
     pack,
     pack_within,
     result_from,
     unpack,
 )
-from agentkit.integrations.temporal.payloads import with_stored_payloads
+from agentkit.integrations.temporal.payloads import INLINE_BYTES, with_stored_payloads
 from agentkit.integrations.temporal.workflow import (
     OUTCOME_UPDATE,
     PENDING_QUERY,
@@ -49,8 +50,9 @@ class TemporalAgents:
     :meth:`resume` gives it the decisions for its :meth:`pending` calls.
 
     ``store`` is the workers' store: a run's start, result or pending calls over
-    128 KiB cross Temporal by key and are written and read there. Without it, such a
-    value is refused with :class:`~agentkit.state.blobs.BlobMissing`.
+    128 KiB cross Temporal by key and are written and read there. Without it, a start
+    that large is refused with :class:`PayloadTooLarge`, and such a result with
+    :class:`~agentkit.state.blobs.BlobMissing`.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class TemporalAgents:
         if not task_queue or not isinstance(task_queue, str):
             raise ValueError(f"task_queue must be a non-empty string, got {task_queue!r}")
         self.client = with_stored_payloads(client, store)
+        self.store = store
         self.task_queue = task_queue
         self.options = options if options is not None else RunOptions()
 
@@ -113,6 +116,13 @@ class TemporalAgents:
             },
             self.options.max_payload_bytes, run_id, "the run's start (task and options)",
         )
+        if self.store is None and len(payload) > INLINE_BYTES:
+            # Its result holds the task too, and this client could not read it back.
+            raise PayloadTooLarge(
+                run_id, "the run's start (task and options)", len(payload), INLINE_BYTES,
+                "inline, from a client without a store; give TemporalAgents(..., store=...) "
+                "the store the workers use, or shorten it",
+            )
         try:
             await self.client.start_workflow(
                 WORKFLOW, payload, id=run_id, task_queue=self.task_queue

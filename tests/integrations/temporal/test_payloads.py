@@ -242,3 +242,50 @@ async def test_a_start_past_the_limit_is_refused_before_the_run_starts(
         "(RunOptions.max_payload_bytes); shorten it, or raise the limit"
     )
     assert [w async for w in client.list_workflows("WorkflowId = 'big-start'")] == []
+    # Without the workers' store, a client keeps what it sends inline: past 128 KiB, the
+    # run could not even be read back, so it is refused before it starts.
+    alone = TemporalAgents(client, task_queue=task_queue)
+    with pytest.raises(PayloadTooLarge) as caught:
+        await alone.run("archive", "y" * 200_000, run_id="big-alone")
+    assert str(caught.value) == (
+        "run 'big-alone': the run's start (task and options) is 200,188 bytes, over the "
+        "131,072-byte limit on one value passed through Temporal inline, from a client "
+        "without a store; give TemporalAgents(..., store=...) the store the workers use, "
+        "or shorten it"
+    )
+
+
+async def test_a_model_answer_past_the_runs_limit_stops_the_run(
+    client: Client, task_queue: str
+) -> None:
+    archive = Archive(Turn("z" * 1_200_000), size=10)
+    async with archive.worker(client, task_queue):
+        agents = archive.client(client, task_queue, max_payload_bytes=1_000_000)
+        result = await run(agents, "Say a lot.", "big-answer")
+    assert (result.stop_reason, result.output) == ("error", None)
+    error = result.evals["error"]
+    assert isinstance(error, RemoteError)
+    assert (error.type_name, error.message) == ("PayloadTooLarge", (
+        "run 'big-answer': the answer of a call to model 'fake' is 1,200,204 bytes, over the "
+        "1,000,000-byte limit on one value passed through Temporal "
+        "(RunOptions.max_payload_bytes); shorten it, or raise the limit"
+    ))
+
+
+async def test_tool_arguments_past_the_runs_limit_stop_the_run_before_it_runs(
+    client: Client, task_queue: str
+) -> None:
+    call = ToolCall("c1", "export_report", {"n": "9" * 600_000})
+    archive = Archive(Turn(tool_calls=(call,)), Turn("never reached"), size=10)
+    async with archive.worker(client, task_queue):
+        agents = archive.client(client, task_queue, max_payload_bytes=1_000_000)
+        result = await run(agents, "Export.", "big-args")
+    assert result.stop_reason == "error"
+    error = result.evals["error"]
+    assert isinstance(error, RemoteError)
+    assert (error.type_name, error.message) == ("PayloadTooLarge", (
+        "run 'big-args': the input of tool call 'c1' ('export_report') is 1,200,338 bytes, "
+        "over the 1,000,000-byte limit on one value passed through Temporal "
+        "(RunOptions.max_payload_bytes); shorten it, or raise the limit"
+    ))
+    assert archive.effects == []
