@@ -5,12 +5,17 @@ a permanent, described failure that the client reports, never a retry or a hang.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import random
+import zlib
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from google.protobuf.message import Message as Proto
 from temporalio.api.common.v1 import Payload
 from temporalio.client import Client, WorkflowHistory
+from temporalio.converter import PayloadCodec
 from temporalio.worker import Replayer
 
 from agentkit.agents import Agent
@@ -28,7 +33,7 @@ from agentkit.integrations.temporal import (
     workflow_runner,
 )
 from agentkit.integrations.temporal.workflow import AgentWorkflow
-from agentkit.state.blobs import BlobMissing, is_blob_key
+from agentkit.state.blobs import BlobMissing, get_blob, is_blob_key
 from agentkit.tools import tool
 
 DEADLINE = 90.0
@@ -289,3 +294,46 @@ async def test_tool_arguments_past_the_runs_limit_stop_the_run_before_it_runs(
         "(RunOptions.max_payload_bytes); shorten it, or raise the limit"
     ))
     assert archive.effects == []
+
+
+class Zlib(PayloadCodec):
+    """A codec a deployment already had (compression here; encryption alike)."""
+
+    async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [Payload(metadata={"encoding": b"binary/zlib"},
+                        data=zlib.compress(p.SerializeToString())) for p in payloads]
+
+    async def decode(self, payloads: Sequence[Payload]) -> list[Payload]:
+        return [Payload.FromString(zlib.decompress(p.data))
+                if p.metadata.get("encoding") == b"binary/zlib" else p for p in payloads]
+
+
+async def test_a_clients_own_codec_runs_first_so_blobs_hold_what_it_made(
+    client: Client, task_queue: str
+) -> None:
+    config = client.config()
+    config["data_converter"] = dataclasses.replace(config["data_converter"],
+                                                   payload_codec=Zlib())
+    zipped = Client(**config)
+    noise = random.Random(7).randbytes(400_000).hex()  # 800 KB, 400 KB zipped
+
+    @tool(side_effecting=False)
+    def read_noise() -> str:
+        """Return the recorded noise sample as hexadecimal text."""
+        return noise
+
+    call = ToolCall("c1", "read_noise", {})
+    llm = FakeLLM.script([Turn(tool_calls=(call,)), Turn("Heard it.")])
+    ctx = make_test_ctx(llm=llm)
+    agent = Agent("archive", "fake", "You listen.", cognition=ReActCognition([read_noise]))
+    async with AgentWorker(zipped, task_queue=task_queue, agents=[agent], context=lambda: ctx):
+        agents = TemporalAgents(zipped, task_queue=task_queue, store=ctx.store)
+        result = await run(agents, "Listen.", "zipped")
+    assert result.output == "Heard it."
+    assert llm.requests[1].messages[-1] == result_message(call, noise)
+    history = await client.get_workflow_handle("zipped").fetch_history()
+    keys = stored(history)
+    assert keys
+    for key in keys:
+        blob = Payload.FromString(await get_blob(ctx.store, key))
+        assert blob.metadata["encoding"] == b"binary/zlib"
