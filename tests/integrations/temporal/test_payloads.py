@@ -34,6 +34,7 @@ from agentkit.integrations.temporal import (
 )
 from agentkit.integrations.temporal.workflow import AgentWorkflow
 from agentkit.state.blobs import BlobMissing, get_blob, is_blob_key
+from agentkit.state.stores.postgres import PostgresStore
 from agentkit.tools import tool
 
 DEADLINE = 90.0
@@ -337,3 +338,31 @@ async def test_a_clients_own_codec_runs_first_so_blobs_hold_what_it_made(
     for key in keys:
         blob = Payload.FromString(await get_blob(ctx.store, key))
         assert blob.metadata["encoding"] == b"binary/zlib"
+
+
+async def test_workers_and_a_client_sharing_postgres_pass_large_values_by_key(
+    client: Client, temporal_address: str, task_queue: str, postgres_dsn: str,
+    postgres_schema: str,
+) -> None:
+    """Each worker and the client open their own PostgresStore on one database, as
+    separate machines would: a blob one writes, the others read."""
+    stores = [PostgresStore(postgres_dsn, schema=postgres_schema, pool_size=2)
+              for _ in range(3)]
+    calls = tuple(ToolCall(f"c{n}", "read_page", {"n": n}) for n in (1, 2, 3))
+    archive = Archive(Turn(tool_calls=calls), Turn("Read all three."), size=800_000)
+    try:
+        # Two connections: one process may run one worker per queue and connection.
+        workers = [AgentWorker(c, task_queue=task_queue, agents=[archive.agent],
+                               context=lambda s=s: make_test_ctx(llm=archive.llm, store=s))
+                   for c, s in zip([client, await Client.connect(temporal_address)],
+                                   stores[:2], strict=True)]
+        async with workers[0], workers[1]:
+            agents = TemporalAgents(client, task_queue=task_queue, store=stores[2])
+            result = await run(agents, "Read pages 1-3.", "shared")
+    finally:
+        for store in stores:
+            await store.close()
+    assert result.output == "Read all three."
+    assert result.messages[2:5] == tuple(
+        result_message(c, page(n, 800_000)) for n, c in enumerate(calls, 1)
+    )
