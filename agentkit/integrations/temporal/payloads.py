@@ -71,7 +71,8 @@ class _StoredPayloads(PayloadCodec):
             if payload.metadata.get("encoding") != _ENCODING:
                 decoded.append(payload)
                 continue
-            key = payload.metadata[_KEY].decode()
+            # A reference without a key is refused by get_blob as "not a blob key".
+            key = payload.metadata.get(_KEY, b"").decode("ascii", "replace")
             if self.store is None:
                 raise BlobMissing(key, _NO_STORE)
             data = await get_blob(

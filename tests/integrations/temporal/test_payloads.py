@@ -366,3 +366,15 @@ async def test_workers_and_a_client_sharing_postgres_pass_large_values_by_key(
     assert result.messages[2:5] == tuple(
         result_message(c, page(n, 800_000)) for n, c in enumerate(calls, 1)
     )
+
+
+async def test_a_reference_without_a_key_is_refused_by_name() -> None:
+    codec = data_converter(make_test_ctx().store).payload_codec
+    assert codec is not None
+    broken = Payload(metadata={"encoding": b"agentkit/blob"})
+    with pytest.raises(ValueError) as caught:
+        await codec.decode([broken])
+    assert str(caught.value) == (
+        "'' is not a blob key; blob keys are 'blob:sha256:' followed by 64 lowercase hex "
+        "digits"
+    )
