@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.agents.outcomes import Answered, Asked, Parked, ToolJob, Unknown
+from agentkit.agents.outcomes import Answered, Asked, Parked, ToolJob, ToolOutcome
 from agentkit.agents.result import AgentResult
 from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
@@ -15,20 +15,25 @@ from agentkit.core.contracts.types import ChatRequest
 from agentkit.state.codec import dumps, loads, register
 
 __all__ = [
+    "PayloadTooLarge",
     "RemoteError",
     "RunOptions",
     "decision_fields",
     "invalid_decision",
+    "job_fields",
+    "job_from",
+    "outcome_fields",
+    "outcome_from",
     "pack",
+    "pack_within",
     "result_from",
     "result_to",
     "unpack",
 ]
 
 register(ChatRequest, tag="agentkit.ChatRequest")
-register(ToolJob, tag="agentkit.ToolJob")
-for _outcome in (Answered, Asked, Parked, Unknown):
-    register(_outcome, tag=f"agentkit.{_outcome.__name__}")
+register(Asked, tag="agentkit.Asked")
+register(Parked, tag="agentkit.Parked")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +52,10 @@ class RunOptions:
     that are not idempotent)."""
     continue_as_new_after: int = 50
     """Model calls per workflow history; past it the run continues as new."""
+    max_payload_bytes: int = 64 * 1024 * 1024
+    """Largest value (in agentkit's store format) a run passes through Temporal: a
+    model or tool call's input or answer, the run's start. Values past 128 KiB are
+    stored by key in the workers' store; past this, the run refuses them."""
 
     def __post_init__(self) -> None:
         for name in ("heartbeat_timeout", "model_timeout", "tool_timeout"):
@@ -54,7 +63,7 @@ class RunOptions:
             if not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"RunOptions.{name} must be a positive number of seconds, "
                                  f"got {value!r}")
-        for name in ("max_attempts", "continue_as_new_after"):
+        for name in ("max_attempts", "continue_as_new_after", "max_payload_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"RunOptions.{name} must be an int of at least 1, got {value!r}")
@@ -74,9 +83,41 @@ class RemoteError(RunError):
         super().__init__(f"{type_name}: {message}")
 
 
+_RAISE_LIMIT = "(RunOptions.max_payload_bytes); shorten it, or raise the limit"
+
+
+class PayloadTooLarge(RunError, ValueError):
+    """A value a run would pass through Temporal is over
+    :attr:`RunOptions.max_payload_bytes` (or, from a client without a store, over what
+    stays inline); nothing was scheduled with it. ``what`` names the value, ``size`` and
+    ``limit`` are bytes, ``advice`` ends the message."""
+
+    def __init__(
+        self, run_id: str, what: str, size: int, limit: int, advice: str = _RAISE_LIMIT
+    ) -> None:
+        self.run_id = run_id
+        self.what = what
+        self.size = size
+        self.limit = limit
+        self.advice = advice
+        super().__init__(
+            f"run {run_id!r}: {what} is {size:,} bytes, over the {limit:,}-byte limit on one "
+            f"value passed through Temporal {advice}"
+        )
+
+
 def pack(value: Any) -> str:
     """``value`` as a payload string."""
     return dumps(value)
+
+
+def pack_within(value: Any, limit: int, run_id: str, what: str) -> str:
+    """``value`` as a payload string of at most ``limit`` bytes, else
+    :class:`PayloadTooLarge` (the store format is ASCII: a character is a byte)."""
+    text = dumps(value)
+    if len(text) > limit:
+        raise PayloadTooLarge(run_id, what, len(text), limit)
+    return text
 
 
 def unpack(text: str, what: str) -> Any:
@@ -151,3 +192,50 @@ def invalid_decision(fields: Mapping[str, Any]) -> InvalidDecision:
         invalid=fields["invalid"], accepted=fields["accepted"], waits=fields["waits"],
         workflow=fields["workflow"],
     )
+
+
+def job_fields(agent: str, job: ToolJob, limit: int) -> dict[str, Any]:
+    """A tool job as the tool activity's input. The fields a plain call needs are the
+    ones runs have always sent (recorded histories replay); what only a call that
+    waited for a person needs is added when it is set."""
+    fields: dict[str, Any] = {
+        "agent": agent, "run_id": job.run_id, "scope": job.scope, "autonomy": job.autonomy,
+        "call": job.call, "arguments": job.arguments, "spent": job.spent, "limit": limit,
+    }
+    if job.answers:
+        fields["answers"] = job.answers
+    if job.wake is not None:
+        fields["wake"] = job.wake
+        fields["decisions"] = job.decisions
+    if job.note:
+        fields["note"] = job.note
+    return fields
+
+
+def job_from(fields: Mapping[str, Any], model: str) -> ToolJob:
+    """The :class:`ToolJob` that :func:`job_fields` describes."""
+    calls, nanos = fields.get("spent", (0, 0))
+    return ToolJob(
+        fields["run_id"], f"{fields['run_id']}:{fields['agent']}", fields["scope"],
+        fields["autonomy"], fields["call"], fields["arguments"], model,
+        fields.get("answers", FrozenDict()), fields.get("wake"),
+        fields.get("decisions", FrozenDict()), note=fields.get("note", ""),
+        spent=(calls, nanos),
+    )
+
+
+def outcome_fields(outcome: ToolOutcome) -> dict[str, Any]:
+    """A tool outcome as the tool activity's answer (an answer as runs always sent it)."""
+    if isinstance(outcome, Answered):
+        return {"content": outcome.content, "is_error": outcome.is_error,
+                "attachments": outcome.attachments}
+    return {outcome.kind: outcome}
+
+
+def outcome_from(fields: Mapping[str, Any]) -> ToolOutcome:
+    """The outcome :func:`outcome_fields` describes."""
+    for kind in ("asked", "parked"):
+        if kind in fields:
+            outcome: ToolOutcome = fields[kind]
+            return outcome
+    return Answered(fields["content"], fields["is_error"], tuple(fields.get("attachments", ())))

@@ -11,13 +11,22 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
-from agentkit.agents.outcomes import Stopped, ToolJob
+from agentkit.agents.outcomes import Answered, Stopped
 from agentkit.core.contracts.errors import RunError, SessionBusy
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.policies.budget import Budget
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
-from agentkit.integrations.temporal._values import error_fields, pack, unpack
+from agentkit.integrations.temporal._values import (
+    PayloadTooLarge,
+    RunOptions,
+    error_fields,
+    job_from,
+    outcome_fields,
+    pack,
+    pack_within,
+    unpack,
+)
 from agentkit.integrations.temporal.workflow import (
     MODEL_ACTIVITY,
     SESSION_COMMIT_ACTIVITY,
@@ -32,6 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["AgentActivities", "run_budget", "run_context"]
 
 T = TypeVar("T")
+
+_LIMIT = RunOptions().max_payload_bytes
+"""The limit for jobs scheduled before runs named theirs."""
 
 
 def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
@@ -48,11 +60,6 @@ def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
     )
     budget.calls, budget._spent = spent
     return budget
-
-
-def _ledger(spent: Any) -> tuple[int, int]:
-    calls, nanos = spent
-    return (calls, nanos)
 
 
 def _spent_since(budget: Any, spent: tuple[int, int]) -> tuple[int, int]:
@@ -122,6 +129,15 @@ async def _heartbeating(work: Awaitable[T]) -> T:
         beating.cancel()
 
 
+def _too_large(tool: str, size: int, limit: int) -> str:
+    return (
+        f"The call to {tool!r} ran once, but its result is {size:,} bytes, over the "
+        f"{limit:,}-byte limit on one value passed through Temporal, so it was dropped; "
+        "the call is not run again. Ask for a smaller result (a part, a summary, or a "
+        "reference to where it is stored)."
+    )
+
+
 class AgentActivities:
     """The model and tool activities for the agents a worker hosts."""
 
@@ -162,7 +178,14 @@ class AgentActivities:
             )
         except RunError as exc:
             return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
-        return pack({"result": result, "spent": _spent_since(ctx.budget, spent)})
+        used = _spent_since(ctx.budget, spent)
+        try:
+            return pack_within({"result": result, "spent": used}, job.get("limit", _LIMIT),
+                               ctx.correlation_id,
+                               f"the answer of a call to model {request.model!r}")
+        except PayloadTooLarge as exc:
+            # Final, not transient: the same answer would be refused on every attempt.
+            return pack({"stop": error_fields(exc), "spent": used})
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
@@ -176,15 +199,21 @@ class AgentActivities:
             raise ApplicationError(
                 f"agent {agent.name!r} has no tools", type="NoTools", non_retryable=True
             )
-        job: ToolJob = given["job"]
-        ctx = run_context(self.base, job.run_id, job.scope, job.autonomy, _ledger(job.spent))
+        job = job_from(given, agent.model)
+        ctx = run_context(self.base, job.run_id, job.scope, job.autonomy, job.spent)
         outcome = await _in_span(
             ctx, f"tool_call {job.call.name}", execute_tool_call(ctx, job, registry)
         )
-        spent = _spent_since(ctx.budget, _ledger(job.spent))
+        spent = _spent_since(ctx.budget, job.spent)
         if isinstance(outcome, Stopped):
             return pack({"stop": error_fields(outcome.error), "spent": spent})
-        return pack({"outcome": outcome, "spent": spent})
+        limit = given.get("limit", _LIMIT)
+        text = pack({**outcome_fields(outcome), "spent": spent})
+        if len(text) <= limit:
+            return text
+        # The call ran: say so, so it is neither retried nor reported as unknown.
+        too_large = Answered(_too_large(job.call.name, len(text), limit), True)
+        return pack({**outcome_fields(too_large), "spent": spent})
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:

@@ -38,7 +38,10 @@ from agentkit.integrations.temporal._values import (
     RunOptions,
     decision_fields,
     error_from,
+    job_fields,
+    outcome_from,
     pack,
+    pack_within,
     result_to,
     unpack,
 )
@@ -139,11 +142,17 @@ class TemporalEffects:
             raise _ContinueAsNew
         self.made += 1
         ctx = self.ctx
-        payload = pack(
-            {"agent": self.agent.name, "run_id": ctx.correlation_id, "scope": ctx.scope,
-             "autonomy": ctx.autonomy.value, "request": request, "spent": self.spent}
-        )
         options = self.options
+        steps = self.last.steps if self.last is not None else 0
+        # Checked here, in workflow code: a command Temporal refuses fails the workflow
+        # task, which is retried for ever; a run that stops answers.
+        payload = pack_within(
+            {"agent": self.agent.name, "run_id": ctx.correlation_id, "scope": ctx.scope,
+             "autonomy": ctx.autonomy.value, "request": request, "spent": self.spent,
+             "limit": options.max_payload_bytes},
+            options.max_payload_bytes, ctx.correlation_id,
+            f"the input of model call {steps + 1}",
+        )
         text = await workflow.execute_activity(
             MODEL_ACTIVITY,
             payload,
@@ -169,7 +178,12 @@ class TemporalEffects:
         tool = registry.get(call.name)
         once = bool(tool.side_effecting) and not getattr(tool, "idempotent", False)
         options = self.options
-        payload = pack({"agent": self.agent.name, "job": replace(job, spent=self.spent)})
+        payload = pack_within(
+            job_fields(self.agent.name, replace(job, spent=self.spent),
+                       options.max_payload_bytes),
+            options.max_payload_bytes, job.run_id,
+            f"the input of tool call {call.id!r} ({call.name!r})",
+        )
         try:
             text = await workflow.execute_activity(
                 TOOL_ACTIVITY,
@@ -194,8 +208,7 @@ class TemporalEffects:
         self._charge(answer)
         if "stop" in answer:
             return Stopped(error_from(answer["stop"]))
-        outcome: ToolOutcome = answer["outcome"]
-        return outcome
+        return outcome_from(answer)
 
 
 def tools_of(agent: Agent) -> ToolRegistry:
