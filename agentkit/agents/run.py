@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agentkit.agents.autonomy import key_step, should_gate
 from agentkit.agents.decisions import (
     AnswerText,
+    Decision,
     EditArguments,
     ElicitationReply,
     ForSubRun,
     PendingKind,
+    Undecided,
     decision_for,
 )
 from agentkit.agents.effects import Effects, outcome_message
@@ -71,6 +73,8 @@ __all__ = ["AgentRun", "EventSink", "RunAgent"]
 
 EventSink = Callable[[AgentEvent], None]
 
+_NO_ANSWERS: Mapping[str, Any] = FrozenDict()
+_UNDECIDED = Undecided()
 _NOT_APPROVED = (
     "The call to {name!r} was not approved by a human, so it did not run. "
     "Do not retry it unchanged; continue without it or ask differently."
@@ -330,31 +334,12 @@ class AgentRun:
         await self._settle_turn(outcomes)
 
     async def _settle_turn(self, outcomes: Mapping[str, ToolOutcome]) -> None:
-        stop = next((o for o in outcomes.values() if isinstance(o, Stopped)), None)
-        if stop is not None:
-            # A refusal that stops the run (budget, cancellation): the calls already
-            # under way finished and are recorded; the run stops with the refusal.
-            raise stop.error
-        unknown = [c for c, o in outcomes.items() if isinstance(o, Unknown)]
-        asked = {c: o for c, o in outcomes.items() if isinstance(o, Asked)}
-        parked = {c: o.sub for c, o in outcomes.items() if isinstance(o, Parked)}
-        # Calls whose outcome is unknown (gated/manual), calls that asked a person
-        # something mid-call (they run again with the answer), calls waiting on a
-        # suspended sub-run: the turn is not over, so the run suspends.
-        held: dict[str, PendingKind] = dict.fromkeys(unknown, "unknown_outcome")
-        for call_id, question in asked.items():
-            self.questions[call_id] = FrozenDict({
-                "message": question.message,
-                "schema": question.schema,
-                "tool": question.tool,
-                "source": question.source,
-                "answers": _answers(self.questions.get(call_id), self.decisions.get(call_id)),
-            })
-        held.update(dict.fromkeys(asked, "elicitation"))
-        self.nested = parked
-        held.update(dict.fromkeys(parked, "nested"))
-        if held:
-            await self.suspend(held)
+        waiting: dict[str, ToolOutcome] | None = None
+        for call_id, outcome in outcomes.items():
+            if outcome.kind != "answered":
+                waiting = waiting or {}
+                waiting[call_id] = outcome
+        if waiting is not None and await self._hold(waiting):
             return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
         self.open_calls = ()
@@ -365,16 +350,45 @@ class AgentRun:
         self.nested = {}
         await self.save()
 
+    async def _hold(self, waiting: Mapping[str, ToolOutcome]) -> bool:
+        """Suspend the run for the calls of the turn that wait for a person (their
+        outcome is unknown under gated/manual autonomy, they asked a question mid-call,
+        or a sub-run they delegated to waits); the answers already in are kept. Raises
+        the refusal of a call that stops the run (budget, cancellation) instead: the
+        calls already under way finished and are recorded."""
+        held: dict[str, PendingKind] = {}
+        parked: dict[str, SubRun] = {}
+        for call_id, outcome in waiting.items():
+            if isinstance(outcome, Stopped):
+                raise outcome.error
+            if isinstance(outcome, Unknown):
+                held[call_id] = "unknown_outcome"
+            elif isinstance(outcome, Asked):
+                self.questions[call_id] = FrozenDict({
+                    "message": outcome.message,
+                    "schema": outcome.schema,
+                    "tool": outcome.tool,
+                    "source": outcome.source,
+                    "answers": _answers(self.questions.get(call_id), self.decisions.get(call_id)),
+                })
+                held[call_id] = "elicitation"
+            elif isinstance(outcome, Parked):
+                parked[call_id] = outcome.sub
+                held[call_id] = "nested"
+        self.nested = parked
+        await self.suspend(held)
+        return True
+
     async def _answer(
         self, call: ToolCall, registry: ToolRegistry, lock: asyncio.Lock | None
     ) -> ToolOutcome:
         """One call's outcome; an answer is checkpointed as soon as it is in."""
         outcome, job = await self._execute(call, registry)
-        if isinstance(outcome, Unknown):
+        if outcome.kind == "unknown":
             if self.ctx.autonomy in ("gated", "manual"):
                 return outcome  # a person decides whether it runs again
             outcome = Answered(unknown_outcome(call.name, outcome.why), True)
-        if not isinstance(outcome, Answered):
+        if outcome.kind != "answered":
             return outcome
         message = outcome_message(call, outcome)
         self.answered[call.id] = message
@@ -392,31 +406,16 @@ class AgentRun:
         self, call: ToolCall, registry: ToolRegistry
     ) -> tuple[ToolOutcome, ToolJob | None]:
         """What the call comes to under the person's decision, running it if it runs."""
-        arguments: Mapping[str, Any] = call.arguments
-        note = ""
         kind = self.pending.get(call.id)
-        raw = self.decisions.get(call.id)
-        decision = decision_for(kind, raw)
-        answers: Mapping[str, Any] = FrozenDict()
-        if kind == "input":
-            if not isinstance(decision, AnswerText):
-                return Answered("The human gave no answer to this question.", True), None
-            return Answered(decision.answer), None
-        if kind == "elicitation":
-            if not isinstance(decision, ElicitationReply):
-                return Answered("The human gave no answer to the tool's question.", True), None
-            answers = _answers(self.questions.get(call.id), decision.reply)
-        if kind == "nested" and not isinstance(decision, ForSubRun):
-            return Parked(self.nested[call.id]), None  # not decided yet: it stays put
-        if kind == "unknown_outcome" and decision.kind in ("undecided", "reject"):
-            why = "a person decided not to run it again"
-            return Answered(unknown_outcome(call.name, why), True), None
-        if kind == "approval" or kind == "unknown_outcome":
-            if decision.kind in ("undecided", "reject"):
-                return Answered(_NOT_APPROVED.format(name=call.name), True), None
-            if isinstance(decision, EditArguments):
-                arguments = decision.arguments
-                note = f"(A human edited the arguments before approving: {dict(arguments)!r})\n"
+        if kind is None:
+            arguments: Mapping[str, Any] = call.arguments
+            note, answers = "", _NO_ANSWERS
+            decision: Decision = _UNDECIDED
+        else:
+            decided = self._decided(call, kind)
+            if not isinstance(decided, tuple):
+                return decided, None
+            arguments, note, answers, decision = decided
         if call.arguments_error is not None:
             accepted: tuple[str, ...] = ()
             if call.name in registry:
@@ -428,14 +427,44 @@ class AgentRun:
                 call_id=call.id,
             )
             return Answered(describe_failure(call.name, refused), True), None
-        wake = self.nested.get(call.id) if isinstance(decision, ForSubRun) else None
+        wake, below = None, _NO_ANSWERS
+        if decision.kind == "sub_run":
+            wake, below = self.nested.get(call.id), decision.decisions
         job = ToolJob(
-            self.run_id, self.key, self.ctx.scope, self.ctx.autonomy.value, call,
-            FrozenDict(arguments), self.agent.model, answers, wake,
-            decision.decisions if isinstance(decision, ForSubRun) else FrozenDict(),
-            note=note,
+            self.run_id, self.key, self.ctx.scope, self.ctx.autonomy, call, arguments,
+            self.agent.model, answers, wake, below, note=note,
         )
         return await self.effects.call_tool(job), job
+
+    def _decided(
+        self, call: ToolCall, kind: PendingKind
+    ) -> ToolOutcome | tuple[Mapping[str, Any], str, Mapping[str, Any], Decision]:
+        """A waiting call under its decision: its outcome when it does not run, else
+        the arguments, note, answers and decision it runs with."""
+        arguments: Mapping[str, Any] = call.arguments
+        note = ""
+        answers = _NO_ANSWERS
+        decision = decision_for(kind, self.decisions.get(call.id))
+        if kind == "input":
+            if not isinstance(decision, AnswerText):
+                return Answered("The human gave no answer to this question.", True)
+            return Answered(decision.answer)
+        if kind == "elicitation":
+            if not isinstance(decision, ElicitationReply):
+                return Answered("The human gave no answer to the tool's question.", True)
+            answers = _answers(self.questions.get(call.id), decision.reply)
+        if kind == "nested" and not isinstance(decision, ForSubRun):
+            return Parked(self.nested[call.id])  # not decided yet: it stays put
+        if kind == "unknown_outcome" and decision.kind in ("undecided", "reject"):
+            return Answered(unknown_outcome(call.name, "a person decided not to run it again"),
+                            True)
+        if kind == "approval" or kind == "unknown_outcome":
+            if decision.kind in ("undecided", "reject"):
+                return Answered(_NOT_APPROVED.format(name=call.name), True)
+            if isinstance(decision, EditArguments):
+                arguments = decision.arguments
+                note = f"(A human edited the arguments before approving: {dict(arguments)!r})\n"
+        return arguments, note, answers, decision
 
     # -- outcome --------------------------------------------------------------------
 

@@ -199,7 +199,8 @@ def job_fields(agent: str, job: ToolJob, limit: int) -> dict[str, Any]:
     ones runs have always sent (recorded histories replay); what only a call that
     waited for a person needs is added when it is set."""
     fields: dict[str, Any] = {
-        "agent": agent, "run_id": job.run_id, "scope": job.scope, "autonomy": job.autonomy,
+        "agent": agent, "run_id": job.run_id, "scope": job.scope,
+        "autonomy": str(job.autonomy),
         "call": job.call, "arguments": job.arguments, "spent": job.spent, "limit": limit,
     }
     if job.answers:
