@@ -35,6 +35,7 @@ __all__ = [
     "SubRunSuspended",
     "calling",
     "left_call",
+    "refuse_path_id",
     "route_decisions",
     "run_delegated",
     "suspension",
@@ -51,6 +52,19 @@ _REASONS = (
     ("elicitation", "awaiting_input"),
     ("approval", "awaiting_approval"),
 )
+
+
+def refuse_path_id(call: ToolCall) -> str | None:
+    """Why ``call`` may not run under its id, or None: a model's call id holding "/"
+    would be read as the path of a call inside a sub-run (``"c1/s3"``), so a decision
+    meant for one would reach the other."""
+    if "/" not in call.id:
+        return None
+    return (
+        f"The call to {call.name!r} did not run: its call id {call.id!r} holds '/', which "
+        "is reserved for the paths of calls made inside delegated runs ('c1/s3'). Call the "
+        "tool again under an id without '/'."
+    )
 
 
 class SubRunSuspended(AgentkitError):

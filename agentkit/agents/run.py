@@ -24,7 +24,13 @@ from agentkit.agents.events import (
     ToolResultEvent,
 )
 from agentkit.agents.intents import Intent, intent_key, unknown_outcome
-from agentkit.agents.nested import SubRunSuspended, calling, left_call, suspension
+from agentkit.agents.nested import (
+    SubRunSuspended,
+    calling,
+    left_call,
+    refuse_path_id,
+    suspension,
+)
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus, SubRun
 from agentkit.agents.tool_messages import describe_failure, render_result
@@ -220,7 +226,7 @@ class AgentRun:
         pending: dict[str, PendingKind] = {}
         autonomy = self.ctx.autonomy
         for call in self.open_calls:
-            if call.name not in registry:
+            if call.name not in registry or refuse_path_id(call) is not None:
                 continue  # becomes an error result the model reads; nothing to approve
             tool = registry.get(call.name)
             if getattr(tool, "asks_human", False):
@@ -422,6 +428,9 @@ class AgentRun:
     async def _execute(
         self, call: ToolCall, registry: ToolRegistry
     ) -> tuple[str, bool, tuple[Media, ...]]:
+        slashed = refuse_path_id(call)
+        if slashed is not None:
+            return slashed, True, ()
         arguments: Mapping[str, Any] = call.arguments
         note = ""
         kind = self.pending.get(call.id)

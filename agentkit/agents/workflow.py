@@ -160,6 +160,13 @@ class Workflow:
         return self._add(_Node(name, _Gate(question), tuple(after), None, "gate"))
 
     def _add(self, node: _Node) -> Workflow:
+        if "/" in node.name:
+            # "/" separates a path's ids ("<step>/<call id>"), so a decision must not
+            # be able to mean a step and a call inside another step at once.
+            raise ValueError(
+                f"workflow {self.name!r}: step name {node.name!r} holds '/', which "
+                "separates the ids of a path to a call inside a step; name it without '/'"
+            )
         if node.name in self._nodes or node.name == "task":
             raise ValueError(
                 f"workflow {self.name!r}: step name {node.name!r} is taken"

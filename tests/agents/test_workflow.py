@@ -180,6 +180,12 @@ def test_definition_mistakes_are_refused() -> None:
         wf.gate("task", "q?")
     with pytest.raises(TypeError, match="must be an agent"):
         wf.add("x", 42)
+    with pytest.raises(ValueError) as slashed:
+        wf.gate("refund/s1", "q?")
+    assert str(slashed.value) == (
+        "workflow 'w': step name 'refund/s1' holds '/', which separates the ids of a path "
+        "to a call inside a step; name it without '/'"
+    )
 
 
 async def test_a_workflow_wrapped_by_as_tool_renders_its_terminal_outputs() -> None:
