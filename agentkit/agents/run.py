@@ -26,9 +26,11 @@ from agentkit.agents.events import (
 from agentkit.agents.intents import Intent, intent_key, unknown_outcome
 from agentkit.agents.nested import (
     SubRunSuspended,
+    abandon_sub_run,
     calling,
     left_call,
     refuse_path_id,
+    sub_run_key,
     suspension,
 )
 from agentkit.agents.result import AgentResult, Suspended
@@ -115,6 +117,8 @@ class AgentRun:
         self.interrupted: frozenset[str] = frozenset()
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
+        self._rerun: set[str] = set()
+        """Interrupted calls that run again: a sub-run one of them started continues."""
         self._intents: dict[str, str] = {}
         self._unknown: list[str] = []
         self._owner = this_owner()
@@ -261,6 +265,8 @@ class AgentRun:
         """
         interrupted, self.interrupted = self.interrupted, frozenset()
         unknown: list[str] = []
+        settled: list[ToolCall] = []
+        abandoned: list[ToolCall] = []
         for call in self.open_calls:
             if call.id not in interrupted or call.id in self.answered:
                 continue
@@ -268,16 +274,20 @@ class AgentRun:
                 continue
             stored = await self.ctx.store.get(intent_key(self.key, call.id))
             if not isinstance(stored, Intent):
-                continue  # it never started: it runs now
+                self._rerun.add(call.id)
+                continue  # it never started (or only reads): it runs now
             if stored.outcome is not None:
                 self.answered[call.id] = stored.outcome
+                settled.append(call)
                 continue
             tool = registry.get(call.name)
             if getattr(tool, "idempotent", False):
+                self._rerun.add(call.id)
                 continue  # declared safe to repeat: it runs again
             replayed = await self._recorded_result(call, tool)
             if replayed is not None:
                 self.answered[call.id] = replayed
+                settled.append(call)
             elif self.ctx.autonomy in ("gated", "manual"):
                 unknown.append(call.id)
             else:
@@ -286,6 +296,7 @@ class AgentRun:
                     unknown_outcome(call.name, f"{call.name!r} is not declared idempotent"),
                     is_error=True,
                 )
+                abandoned.append(call)
         if unknown:
             held: dict[str, PendingKind] = {
                 cid: kind for cid, kind in self.pending.items() if cid not in self.answered
@@ -293,9 +304,20 @@ class AgentRun:
             held.update(dict.fromkeys(unknown, "unknown_outcome"))
             self.decisions = FrozenDict()
             await self.suspend(held)
-            return True
-        await self.save()
-        return False
+        else:
+            await self.save()
+        # The checkpoint holds these answers now, so their intents have served.
+        for call in settled:
+            await self.ctx.store.delete(intent_key(self.key, call.id))
+        for call in abandoned:
+            await self._abandon(call)
+        return bool(unknown)
+
+    async def _abandon(self, call: ToolCall) -> None:
+        """An interrupted call that will not continue as it was: its intent goes, and a
+        sub-run it started is ended (see :func:`~agentkit.agents.nested.abandon_sub_run`)."""
+        await self.ctx.store.delete(intent_key(self.key, call.id))
+        await abandon_sub_run(self.checkpointer, self.ctx.store, sub_run_key(self.key, call.id))
 
     async def _recorded_result(self, call: ToolCall, tool: Tool) -> Message | None:
         """The result ``idempotent()`` recorded for this call before the crash, if any."""
@@ -447,8 +469,11 @@ class AgentRun:
             answers = _answers(self.questions.get(call.id), decision)
         if kind == "nested" and decision is None:
             raise SubRunSuspended(self.nested[call.id])  # not decided yet: it stays put
-        if kind == "unknown_outcome" and (decision is None or decision == "reject"):
-            return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
+        if kind == "unknown_outcome":
+            # Rejected, or run again afresh: either way what the crash left is not continued.
+            await self._abandon(call)
+            if decision is None or decision == "reject":
+                return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
         if kind == "approval" or kind == "unknown_outcome":
             if decision is None or decision == "reject":
                 return (
@@ -472,7 +497,9 @@ class AgentRun:
             )
             return describe_failure(call.name, refused), True, ()
         wake = self.nested.get(call.id) if kind == "nested" else None
-        token = calling(self.key, call.id, wake, decision)
+        again = call.id in self._rerun
+        self._rerun.discard(call.id)
+        token = calling(self.key, call.id, wake, decision, again=again)
         try:
             content, is_error, attached = await self.effects.call_tool(
                 self, call, arguments, registry, answers=answers

@@ -384,7 +384,7 @@ async def test_a_nested_run_is_checkpointed_under_the_call_that_started_it() -> 
     outer, _ = await ctx.store.get_versioned("checkpoint:run-k:support")
     assert dict(outer.pending) == {"c1": "nested"}
     (sub,) = outer.nested.values()
-    assert (sub.key, sub.agent) == ("run-k:support/c1:billing", "billing")
+    assert (sub.key, sub.agent) == ("run-k:support/c1", "billing")
     inner, _ = await ctx.store.get_versioned(f"checkpoint:{sub.key}")
     assert (inner.status, dict(inner.pending)) == ("suspended", {"s2": "approval"})
 
