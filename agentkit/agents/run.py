@@ -23,7 +23,13 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.intents import Intent, intent_key, unknown_outcome
+from agentkit.agents.intents import (
+    Intent,
+    intent_key,
+    settle,
+    start_intent,
+    unknown_outcome,
+)
 from agentkit.agents.nested import (
     SubRunSuspended,
     abandon_sub_run,
@@ -50,7 +56,6 @@ from agentkit.core.contracts.types import (
     LLMResult,
     Message,
     ToolCall,
-    ToolRequest,
     ToolSchema,
     Usage,
 )
@@ -272,21 +277,17 @@ class AgentRun:
                 continue
             if call.name not in registry:
                 continue
-            stored = await self.ctx.store.get(intent_key(self.key, call.id))
-            if not isinstance(stored, Intent):
-                self._rerun.add(call.id)
-                continue  # it never started (or only reads): it runs now
-            if stored.outcome is not None:
-                self.answered[call.id] = stored.outcome
+            how, value = await settle(self.ctx, self.key, call, registry.get(call.name))
+            if how == "run":
+                self._rerun.add(call.id)  # a sub-run it started continues
+            elif how == "finished":
+                self.answered[call.id] = value
                 settled.append(call)
-                continue
-            tool = registry.get(call.name)
-            if getattr(tool, "idempotent", False):
-                self._rerun.add(call.id)
-                continue  # declared safe to repeat: it runs again
-            replayed = await self._recorded_result(call, tool)
-            if replayed is not None:
-                self.answered[call.id] = replayed
+            elif how == "replayed":
+                content, attached = render_result(value)
+                self.answered[call.id] = self._tool_message(
+                    call, content, is_error=False, attached=attached
+                )
                 settled.append(call)
             elif self.ctx.autonomy in ("gated", "manual"):
                 unknown.append(call.id)
@@ -318,18 +319,6 @@ class AgentRun:
         sub-run it started is ended (see :func:`~agentkit.agents.nested.abandon_sub_run`)."""
         await self.ctx.store.delete(intent_key(self.key, call.id))
         await abandon_sub_run(self.checkpointer, self.ctx.store, sub_run_key(self.key, call.id))
-
-    async def _recorded_result(self, call: ToolCall, tool: Tool) -> Message | None:
-        """The result ``idempotent()`` recorded for this call before the crash, if any."""
-        from agentkit.core.policies.idempotent import idempotency_key
-
-        request = ToolRequest(call.name, call.arguments, tool, True, call_id=call.id)
-        key = idempotency_key(request, self.ctx)
-        value = await self.ctx.store.get(key)
-        if value is None:
-            return None
-        content, attached = render_result(value)
-        return self._tool_message(call, content, is_error=False, attached=attached)
 
     @staticmethod
     def _tool_message(
@@ -510,11 +499,7 @@ class AgentRun:
 
     async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
         """Record that this side-effecting call is about to start."""
-        from agentkit.core.policies._keys import hash_arguments
-
-        digest = hash_arguments(arguments)
-        await self.ctx.store.set(intent_key(self.key, call.id), Intent(call.id, call.name, digest))
-        self._intents[call.id] = digest
+        self._intents[call.id] = await start_intent(self.ctx, self.key, call, arguments)
 
     async def _drop_intent(self, call: ToolCall) -> None:
         if self._intents.pop(call.id, None) is not None:
