@@ -319,11 +319,14 @@ class _Execution:
         """Tool steps a crash interrupted whose outcome is unknown, until a person decides."""
         self.intended: set[str] = set()
         """Tool steps whose intent is stored, until the checkpoint holds their output."""
+        self.recovering = False
         self.lock = asyncio.Lock()
 
     async def settle_interrupted(self) -> None:
         """Settle the tool steps a crash may have interrupted by their intents (the rule
-        of :func:`~agentkit.agents.intents.settle`), before any step runs again."""
+        of :func:`~agentkit.agents.intents.settle`), before any step runs again; agent
+        steps will continue the sub-runs they started."""
+        self.recovering = True
         settled = []
         for node in self.wf._nodes.values():
             done = node.name in self.outputs or node.name in self.skipped
@@ -487,7 +490,8 @@ class _Execution:
             # A waiting step runs again only with decisions for its sub-run, once.
             decisions = self.wakes.pop(node.name, None)
             wake = self.nested.get(node.name) if decisions is not None else None
-            token = calling(self.key, node.name, wake, decisions)
+            # After a crash, a sub-run the step started continues from its checkpoint.
+            token = calling(self.key, node.name, wake, decisions, again=self.recovering)
             try:
                 result = await run_delegated(node.step, text, child)
             finally:

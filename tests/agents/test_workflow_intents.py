@@ -16,9 +16,11 @@ from typing import Any
 
 _APP = '''
 import asyncio, json, os, sys, time
-from agentkit.agents import Workflow
+from agentkit.agents import Agent, Workflow
+from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.types import ToolCall
 from agentkit.core.policies import idempotent
-from agentkit.core.testing import make_test_ctx
+from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.state.stores.sqlite import SQLiteStore
 from agentkit.tools import tool
 
@@ -61,13 +63,27 @@ async def receipt(inputs, ctx):
     return "receipt for " + inputs["charge"]
 
 
+class Desk:
+    """The billing agent's model: its task gets a charge call, a tool result gets an
+    answer quoting it. A sub-run started afresh charges again."""
+
+    async def chat(self, request, ctx):
+        last = request.messages[-1]
+        turn = (Turn(tool_calls=(ToolCall("s1", "charge", {"order_id": "A1"}),))
+                if last.role == "user" else Turn(content="billing read: " + last.content))
+        return await FakeLLM.script([turn]).chat(request, ctx)
+
+
 async def main():
     step = charge_safe if "safe" in options else charge
+    if "agent" in options:
+        step = Agent("billing", "fake", "You charge orders.",
+                     cognition=ReActCognition(tools=[charge]))
     wf = (Workflow("orders")
           .add("charge", step, input=lambda inputs: {"order_id": "A1"})
           .add("receipt", receipt, after=["charge"]))
     middleware = [pause_after_return] + ([idempotent()] if "idempotent" in options else [])
-    ctx = make_test_ctx(store=SQLiteStore(os.path.join(folder, "runs.db")),
+    ctx = make_test_ctx(llm=Desk(), store=SQLiteStore(os.path.join(folder, "runs.db")),
                         correlation_id="wf-1", tool_middleware=middleware)
     if command == "start":
         result = await wf.run("charge A1", ctx)
@@ -175,4 +191,27 @@ def test_a_result_idempotent_recorded_before_the_kill_is_used_not_rerun(tmp_path
     app.start_and_kill("returned", "idempotent")
 
     assert app.run("recover", "idempotent") == DONE
+    assert app.effects() == ["charge A1"]
+
+
+def test_an_agent_step_killed_inside_a_side_effect_continues_its_sub_run(tmp_path: Path) -> None:
+    """An agent step is a delegation: recover continues its sub-run from the sub-run's
+    checkpoint, whose interrupted charge is settled by its intent, not run again."""
+    app = App(tmp_path)
+    app.start_and_kill("body", "agent")
+
+    recovered = app.run("recover", "agent")
+
+    unknown = (
+        "billing read: The outcome of this call to 'charge' is unknown: the worker running "
+        "it stopped (it crashed or was killed) after the call started and before its result "
+        "was recorded, so it may or may not have taken effect. It was not run again: "
+        "'charge' is not declared idempotent. Check whether it took effect before repeating it."
+    )
+    assert recovered == {
+        "stop_reason": "complete",
+        "outputs": {"charge": unknown, "receipt": "receipt for " + unknown},
+        "skipped": [],
+        "waiting": None,
+    }
     assert app.effects() == ["charge A1"]
