@@ -271,11 +271,12 @@ class Agent:
     async def _continue_at(self, key: str, task: str, ctx: RunContext) -> AgentResult:
         """The sub-run under ``key`` whose delegating call runs again after a crash:
         recovered if it was running (its interrupted calls settled by their intents),
-        its result as checkpointed if it had suspended or ended, started if it never
-        saved a step."""
+        its result as checkpointed if it had suspended or ended, started afresh if it
+        never saved a step or ended by raising (its failure was the call's outcome, and
+        a failed call runs again from the start)."""
         checkpointer = _checkpointer(ctx)
         state, version = await _load(checkpointer, key, ctx.correlation_id)
-        if state is None or state.agent != self.name:
+        if state is None or state.agent != self.name or state.status == "error":
             return await self._start_at(key, task, ctx)
         if state.status == "running":
             return await self._recover(ctx.correlation_id, ctx, key=key)

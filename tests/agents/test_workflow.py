@@ -230,3 +230,22 @@ async def test_recover_continues_after_a_failed_step_without_redoing_finished_on
     assert runs == ["first", "second", "second"]
     with pytest.raises(RunNotResumable, match="is complete, not running"):
         await wf.recover(ctx.correlation_id, ctx)
+
+
+async def test_recover_runs_an_agent_step_that_failed_afresh() -> None:
+    """A sub-run that ended by raising gave the step its failure; recover runs the step
+    again from the start, as it does any failed step (it does not hand on the failure)."""
+    checker = Agent("checker", "fake", "Answer with a JSON object.",
+                    output={"type": "object", "properties": {"ok": {"type": "boolean"}},
+                            "required": ["ok"]},
+                    max_output_repairs=0)
+    wf = Workflow("w").add("check", checker)
+    llm = FakeLLM.script([Turn(content="not json"), Turn(content='{"ok": true}')])
+    ctx = make_test_ctx(llm=llm)
+    with pytest.raises(WorkflowError, match="step 'check' failed: OutputCoercionError"):
+        await wf.run("check it", ctx)
+
+    result = await wf.recover(ctx.correlation_id, ctx)
+
+    assert dict(result.outputs) == {"check": {"ok": True}}
+    llm.assert_all_used()
