@@ -276,7 +276,13 @@ class Agent:
         a failed call runs again from the start)."""
         checkpointer = _checkpointer(ctx)
         state, version = await _load(checkpointer, key, ctx.correlation_id)
-        if state is None or state.agent != self.name or state.status == "error":
+        # A checkpoint for another task is an earlier call's that reused this call id.
+        if (
+            state is None
+            or state.agent != self.name
+            or self._task_of(state) != task
+            or state.status == "error"
+        ):
             return await self._start_at(key, task, ctx)
         if state.status == "running":
             return await self._recover(ctx.correlation_id, ctx, key=key)

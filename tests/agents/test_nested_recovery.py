@@ -25,7 +25,7 @@ from agentkit.core.contracts.types import ToolCall
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.tools import as_tool, tool
 
-folder, command, delegation = sys.argv[1:]
+folder, command, delegation, *options = sys.argv[1:]
 
 
 def mark(name):
@@ -44,6 +44,9 @@ def charge(order_id: str) -> str:
 
 
 async def pause_after_delegation(request, ctx, call_next):
+    if os.environ.get("PAUSE_AT") == "second" and request.arguments.get("task") == "refund A1":
+        mark("paused")
+        time.sleep(600)  # a second delegation under the same call id, before it starts
     result = await call_next(request, ctx)
     if os.environ.get("PAUSE_AT") == "delegated" and request.name == "billing":
         mark("paused")
@@ -57,10 +60,16 @@ class Desk:
 
     async def chat(self, request, ctx):
         last = request.messages[-1]
-        if last.role == "user":
+        answers = sum(m.role == "tool" for m in request.messages)
+        if request.agent == "billing" and last.content == "refund A1":
+            turn = Turn(content="billing refunds A1")
+        elif last.role == "user":
             call = (ToolCall("s1", "charge", {"order_id": "A1"}) if request.agent == "billing"
                     else ToolCall("c1", "billing", {"task": "charge order A1"}))
             turn = Turn(tool_calls=(call,))
+        elif request.agent == "support" and answers == 1 and "twice" in sys.argv:
+            # The model reuses the call id "c1" for a second delegation.
+            turn = Turn(tool_calls=(ToolCall("c1", "billing", {"task": "refund A1"}),))
         else:
             turn = Turn(content=request.agent + " read: " + last.content)
         return await FakeLLM.script([turn]).chat(request, ctx)
@@ -127,7 +136,10 @@ class App:
         self.env = {**os.environ, **env}
 
     def argv(self, command: str, delegation: str) -> list[str]:
-        return [sys.executable, str(self.script), str(self.folder), command, delegation]
+        options = ["twice"] if delegation == "twice" else []
+        delegation = "reads" if delegation == "twice" else delegation
+        return [sys.executable, str(self.script), str(self.folder), command, delegation,
+                *options]
 
     def start_and_kill(self, delegation: str, pause_at: str = "charge") -> None:
         """Start the run and SIGKILL it inside the sub-agent's charge (or once the
@@ -213,6 +225,23 @@ def test_a_delegation_answered_as_unknown_leaves_no_stale_sub_run(app: App) -> N
         "stop_reason": "complete",
         "output": "support read: " + UNKNOWN.format(tool="billing"),
         "sub_run": "error",
+        "stale_intents": [],
+    }
+    assert app.effects() == ["charge A1"]
+
+
+def test_a_reused_call_id_does_not_take_an_earlier_calls_sub_run(app: App) -> None:
+    """The model delegates twice under the call id "c1"; killed before the second
+    sub-run saved anything, recover starts that sub-run: the first one's checkpoint,
+    under the same key, is for another task."""
+    app.start_and_kill("twice", pause_at="second")
+
+    recovered = app.recover("twice")
+
+    assert recovered == {
+        "stop_reason": "complete",
+        "output": "support read: billing refunds A1",
+        "sub_run": "complete",
         "stale_intents": [],
     }
     assert app.effects() == ["charge A1"]
