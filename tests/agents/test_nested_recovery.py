@@ -97,14 +97,20 @@ async def main():
                     cognition=ReActCognition(tools=[delegate]))
     db = store()
     ctx = make_test_ctx(llm=Desk(), store=db, correlation_id="run-1",
+                        autonomy="gated" if "gated" in options else "auto",
                         tool_middleware=[pause_after_delegation])
     if command == "start":
         result = await support.run("charge my order A1", ctx)
-    else:
+    elif command == "recover":
         result = await support.recover("run-1", ctx)
+    else:
+        path, decision = command.split("=")
+        result = await support.resume("run-1", {path: decision}, ctx)
     sub_key = "run-1:support/c1"
     sub, _ = await db.get_versioned("checkpoint:" + sub_key)
+    waiting = result.evals.get("suspended")
     print(json.dumps({
+        "waiting": None if waiting is None else [waiting.reason, [c.id for c in waiting.pending]],
         "stop_reason": result.stop_reason,
         "output": result.output,
         "sub_run": sub.status if sub is not None else None,
@@ -136,15 +142,17 @@ class App:
         self.env = {**os.environ, **env}
 
     def argv(self, command: str, delegation: str) -> list[str]:
-        options = ["twice"] if delegation == "twice" else []
-        delegation = "reads" if delegation == "twice" else delegation
+        options = [delegation] if delegation in ("twice", "gated") else []
+        delegation = {"twice": "reads", "gated": "unknown"}.get(delegation, delegation)
         return [sys.executable, str(self.script), str(self.folder), command, delegation,
                 *options]
 
-    def start_and_kill(self, delegation: str, pause_at: str = "charge") -> None:
+    def start_and_kill(
+        self, delegation: str, pause_at: str = "charge", command: str = "start"
+    ) -> None:
         """Start the run and SIGKILL it inside the sub-agent's charge (or once the
         delegating call returned)."""
-        proc = subprocess.Popen(self.argv("start", delegation),
+        proc = subprocess.Popen(self.argv(command, delegation),
                                 env={**self.env, "PAUSE_AT": pause_at},
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         marker = self.folder / "paused"
@@ -157,8 +165,8 @@ class App:
         proc.communicate(timeout=60)
         assert proc.returncode == -signal.SIGKILL
 
-    def recover(self, delegation: str) -> Any:
-        done = subprocess.run(self.argv("recover", delegation), env=self.env,
+    def recover(self, delegation: str, command: str = "recover") -> Any:
+        done = subprocess.run(self.argv(command, delegation), env=self.env,
                               capture_output=True, text=True, timeout=60, check=False)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
@@ -189,6 +197,7 @@ def test_a_sub_run_killed_inside_a_side_effect_continues_and_settles_it_by_its_i
     recovered = app.recover(delegation)
 
     assert recovered == {
+        "waiting": None,
         "stop_reason": "complete",
         "output": "support read: billing read: " + UNKNOWN.format(tool="charge"),
         "sub_run": "complete",
@@ -205,6 +214,7 @@ def test_a_sub_run_that_completed_before_the_kill_gives_its_answer_without_runni
     recovered = app.recover("reads")
 
     assert recovered == {
+        "waiting": None,
         "stop_reason": "complete",
         "output": "support read: billing read: charged A1",
         "sub_run": "complete",
@@ -222,6 +232,7 @@ def test_a_delegation_answered_as_unknown_leaves_no_stale_sub_run(app: App) -> N
     recovered = app.recover("unknown")
 
     assert recovered == {
+        "waiting": None,
         "stop_reason": "complete",
         "output": "support read: " + UNKNOWN.format(tool="billing"),
         "sub_run": "error",
@@ -239,9 +250,37 @@ def test_a_reused_call_id_does_not_take_an_earlier_calls_sub_run(app: App) -> No
     recovered = app.recover("twice")
 
     assert recovered == {
+        "waiting": None,
         "stop_reason": "complete",
         "output": "support read: billing refunds A1",
         "sub_run": "complete",
+        "stale_intents": [],
+    }
+    assert app.effects() == ["charge A1"]
+
+
+def test_a_held_delegation_a_person_rejects_leaves_no_stale_sub_run(app: App) -> None:
+    """Under gated autonomy the delegating call is held for a person; until they decide
+    its sub-run is kept, and once they reject it the sub-run is ended."""
+    assert app.recover("gated", command="start")["waiting"] == ["awaiting_approval", ["c1"]]
+    assert app.recover("gated", command="c1=approve")["waiting"] == [
+        "awaiting_approval", ["c1/s1"]
+    ]
+    app.start_and_kill("gated", command="c1/s1=approve")
+
+    held = app.recover("gated")
+    assert (held["waiting"], held["sub_run"]) == (["outcome_unknown", ["c1"]], "running")
+
+    refused = app.recover("gated", command="c1=reject")
+
+    why = "a person decided not to run it again"
+    assert refused == {
+        "waiting": None,
+        "stop_reason": "complete",
+        "output": "support read: " + UNKNOWN.format(tool="billing").replace(
+            "'billing' is not declared idempotent", why
+        ),
+        "sub_run": "error",
         "stale_intents": [],
     }
     assert app.effects() == ["charge A1"]
