@@ -50,6 +50,16 @@ def _check_id(session_id: object) -> str:
             f"a session id must be a non-empty string of at most {_MAX_ID} characters, "
             f"got {session_id!r}"
         )
+    try:
+        session_id.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # A lone surrogate cannot be stored as text by any store; say so here, naming
+        # the id, rather than letting the driver fail with its own encoding error.
+        raise ValueError(
+            f"a session id must be text that UTF-8 can encode, got {session_id!r}: it holds "
+            f"a lone surrogate (U+{ord(session_id[exc.start]):04X} at index {exc.start}); "
+            "use an id of whole characters"
+        ) from None
     return session_id
 
 

@@ -3,12 +3,14 @@ append is a no-op, and a record that is not a session's is reported, not trusted
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.types import Message, Scope
 from agentkit.state.sessions import append_turn, list_sessions, load_session, read_session
-from agentkit.state.stores import InMemoryStore
+from agentkit.state.stores import InMemoryStore, SQLiteStore
 
 SCOPE = Scope(1, 2)
 TURN = (Message("user", "hi"), Message("assistant", "hello"))
@@ -54,4 +56,20 @@ async def test_a_session_id_must_be_a_short_non_empty_string() -> None:
         await read_session(InMemoryStore(), SCOPE, "x" * 201)
     assert str(caught.value).startswith(
         "a session id must be a non-empty string of at most 200 characters, got 'xxx"
+    )
+
+
+async def test_a_session_id_holding_a_lone_surrogate_is_refused_naming_it(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        with pytest.raises(ValueError) as caught:
+            await read_session(store, SCOPE, "chat-\ud800")
+    finally:
+        store.close()
+    assert type(caught.value) is ValueError  # not the driver's UnicodeEncodeError
+    assert str(caught.value) == (
+        "a session id must be text that UTF-8 can encode, got 'chat-\\ud800': it holds a "
+        "lone surrogate (U+D800 at index 5); use an id of whole characters"
     )
