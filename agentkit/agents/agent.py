@@ -7,7 +7,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
-from agentkit.agents.conversation import Opening, commit_turn, continued
+from agentkit.agents.conversation import (
+    Opening,
+    commit_turn,
+    continued,
+    rejoined,
+)
 from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.nested import route_decisions, run_delegated, suspension
@@ -296,7 +301,7 @@ class Agent:
                 + " or start the new run on a fresh context",
             )
         extra_system = await self._recall(task, ctx)
-        prior, session_version, record = await opening.history_for(self.history, ctx)
+        prior, session_version = await opening.history_for(self.history, ctx, checkpointer)
         state = RunState(
             run_id=ctx.correlation_id,
             agent=self.name,
@@ -306,12 +311,12 @@ class Agent:
             session=opening.session,
             history_len=len(prior),
             session_version=session_version,
+            session_rows=opening.session is not None,
         )
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=checkpointer, sink=sink
         )
         run.extra_system = extra_system
-        run.loaded_session = record
         try:
             await run.save()  # the claim: a compare-and-set over what was loaded
         except RunTakenOver:
@@ -430,6 +435,7 @@ class Agent:
             validate_decisions(run_id, waiting.kinds, decisions), state.nested
         )
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        state = await rejoined(state, self.history, ctx)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx),
             sink=sink,
@@ -473,6 +479,7 @@ class Agent:
                 "takes over a run whose worker died",
             )
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        state = await rejoined(state, self.history, ctx)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
         )

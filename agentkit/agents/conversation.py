@@ -1,11 +1,14 @@
 """How a run joins a conversation: the history it starts from, and the turn it appends.
 
-A run with ``session=`` reads the session's record once, when it starts, and keeps the
-version it read in its checkpoint; when it completes, :func:`commit_turn` appends the
-messages after that history as one compare-and-set over that version (see
-:mod:`agentkit.state.sessions`). A run with ``history=`` starts from the caller's
-messages and stores nothing. Either way the agent's :class:`HistoryPolicy` trims what
-the model is sent.
+A run with ``session=`` reads the session's turn rows once, when it starts, and keeps
+the version it read in its checkpoint, but not the history itself: a resumed or
+recovered run reads the rows up to that version again (:func:`rejoined`). When it
+completes, :func:`commit_turn` appends the messages after that history as one
+compare-and-set over that version (see :mod:`agentkit.state.sessions`).
+
+A run with ``history=`` starts from the caller's messages and stores nothing; its
+checkpoints carry them. Either way the agent's :class:`HistoryPolicy` trims what the
+model is sent.
 """
 
 from __future__ import annotations
@@ -17,14 +20,20 @@ from typing import TYPE_CHECKING
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.sessions import SessionRecord, append_turn, load_session
+from agentkit.state.sessions import append_turn, load_session
 
 if TYPE_CHECKING:
     from agentkit.agents.run import AgentRun
 
-__all__ = ["Opening", "commit_turn", "continued"]
+__all__ = [
+    "Opening",
+    "commit_turn",
+    "continued",
+    "rejoined",
+]
 
 _NO_SETTINGS = ModelSettings()
 
@@ -71,11 +80,10 @@ class Opening:
         self.settings = settings
 
     async def history_for(
-        self, policy: HistoryPolicy | None, ctx: RunContext
-    ) -> tuple[tuple[Message, ...], int, SessionRecord | None]:
+        self, policy: HistoryPolicy | None, ctx: RunContext, checkpointer: Checkpointer
+    ) -> tuple[tuple[Message, ...], int]:
         """The history the run starts from (trimmed by ``policy``), and the session's
-        version and record as read: the run's one read of its session."""
-        record: SessionRecord | None = None
+        version as read: the run's one read of its session."""
         version = 0
         if self.session is not None:
             record, version = await load_session(ctx.store, ctx.scope, self.session)
@@ -84,7 +92,19 @@ class Opening:
             prior = self.history
         if policy is not None:
             prior = policy.trim(prior)
-        return prior, version, record
+        return prior, version
+
+
+async def rejoined(state: RunState, policy: HistoryPolicy | None, ctx: RunContext) -> RunState:
+    """A checkpoint of a session run with its history read again from the session, up
+    to the version the run read (trimmed by ``policy``, as when it started)."""
+    if state.session is None or not state.session_rows:
+        return state  # no session, or an older checkpoint that holds its history
+    record, _ = await load_session(ctx.store, ctx.scope, state.session,
+                                   upto=state.session_version)
+    prior = record.messages if policy is None else policy.trim(record.messages)
+    return dataclasses.replace(state, messages=(*prior, *state.messages),
+                               history_len=len(prior))
 
 
 async def commit_turn(run: AgentRun, result: AgentResult) -> None:
@@ -99,8 +119,8 @@ async def commit_turn(run: AgentRun, result: AgentResult) -> None:
         messages=run.messages[run.history_len :],
         turn=run.key,
         run_id=run.run_id,
-        loaded=run.loaded_session,
         result=result,
+        legacy=not run.session_rows,
     )
 
 

@@ -73,3 +73,14 @@ async def test_a_session_id_holding_a_lone_surrogate_is_refused_naming_it(
         "a session id must be text that UTF-8 can encode, got 'chat-\\ud800': it holds a "
         "lone surrogate (U+D800 at index 5); use an id of whole characters"
     )
+
+
+async def test_a_long_session_reads_back_every_turn_in_order_and_up_to_a_version() -> None:
+    store = InMemoryStore()
+    for n in range(40):  # more turns than the first pages of rows hold
+        await append_turn(store, SCOPE, "s", version=n, messages=(Message("user", f"q{n}"),),
+                          turn=f"r{n}:a", run_id=f"r{n}")
+    record, version = await load_session(store, SCOPE, "s")
+    assert ([m.content for m in record.messages], version) == ([f"q{n}" for n in range(40)], 40)
+    upto, at = await load_session(store, SCOPE, "s", upto=17)
+    assert (upto.turns, at) == (tuple(f"r{n}:a" for n in range(17)), 17)
