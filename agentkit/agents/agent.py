@@ -11,6 +11,7 @@ from agentkit.agents.conversation import (
     Opening,
     commit_turn,
     continued,
+    join_session,
     rejoined,
 )
 from agentkit.agents.events import AgentEvent, FinalEvent
@@ -325,6 +326,7 @@ class Agent:
                 f"another worker started agent {self.name!r} under this run id at the same "
                 "moment, and got there first; start the new run on a fresh context",
             ) from None
+        await join_session(run)
         return await self._advance(run)
 
     async def _advance(self, run: AgentRun) -> AgentResult:
@@ -373,8 +375,11 @@ class Agent:
         return result
 
     async def _claim(
-        self, run_id: str, ctx: RunContext, *, want: str, key: str | None = None
+        self, run_id: str, ctx: RunContext, *, want: str, key: str | None = None,
+        unappended: bool = False,
     ) -> tuple[RunState, int, str]:
+        """The run's checkpoint, when it is ``want``; with ``unappended``, a completed
+        session run is taken too (its turn may not be in the session yet)."""
         checkpointer = _checkpointer(ctx)
         key = key or f"{run_id}:{self.name}"
         state, version = await _load(checkpointer, key, run_id)
@@ -384,7 +389,9 @@ class Agent:
                 f"agent {self.name!r} has no checkpoint for this run"
                 + missing_checkpoint_hint(checkpointer),
             )
-        if state.status != want:
+        if state.status != want and not (
+            unappended and state.status == "complete" and state.session is not None
+        ):
             raise RunNotResumable(run_id, f"it is {state.status}, not {want}")
         return state, version, key
 
@@ -468,8 +475,11 @@ class Agent:
         its next save raises :class:`RunTakenOver` and it stops: one writer per run.
         ``session=`` and ``settings=`` as for :meth:`resume`.
         """
-        state, version, key = await self._claim(run_id, ctx, want="running")
+        state, version, key = await self._claim(run_id, ctx, want="running",
+                                                 unappended=True)
         state = continued(state, session, settings)
+        if state.status == "complete":
+            return await self._append_turn_of(state, key, version, ctx)
         if state.owner and owner_alive(state.owner) and (
             state.owner != this_owner() or key in _ADVANCING
         ):
@@ -490,6 +500,23 @@ class Agent:
         except RunTakenOver:
             raise RunNotResumable(run_id, "another worker took it over first") from None
         return await self._advance(run)
+
+    async def _append_turn_of(
+        self, state: RunState, key: str, version: int, ctx: RunContext
+    ) -> AgentResult:
+        """The result of a completed session run, once its turn is in the session: its
+        worker may have died between the final checkpoint and the append."""
+        ctx = ctx if ctx.correlation_id == state.run_id else ctx.for_run(state.run_id)
+        state = await rejoined(state, self.history, ctx)
+        run = AgentRun(
+            self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
+        )
+        # The answer is the final message, parsed as it was when the run completed.
+        final = state.messages[-1].content if state.messages else ""
+        run.output = final if self.output_spec is None else self.output_spec.parse(final)
+        result = run.result()
+        await commit_turn(run, result)
+        return result
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, cognition={self.cognition!r})"

@@ -6,6 +6,13 @@ recovered run reads the rows up to that version again (:func:`rejoined`). When i
 completes, :func:`commit_turn` appends the messages after that history as one
 compare-and-set over that version (see :mod:`agentkit.state.sessions`).
 
+A worker can die between a run's final checkpoint and that append. The run's key is in
+the session's open log for the row it would write (:func:`join_session`), so the next
+run of the session finds the completed checkpoint and appends its turn before reading
+on (:func:`settled_session`); ``recover`` of that run appends it too. Either way the
+turn is appended once: the row is a compare-and-set, and appending the same turn again
+is a no-op.
+
 A run with ``history=`` starts from the caller's messages and stores nothing; its
 checkpoints carry them. Either way the agent's :class:`HistoryPolicy` trims what the
 model is sent.
@@ -13,6 +20,7 @@ model is sent.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -20,10 +28,11 @@ from typing import TYPE_CHECKING
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.sessions import append_turn, load_session
+from agentkit.state.sessions import SessionRecord, append_turn, load_session, open_log
 
 if TYPE_CHECKING:
     from agentkit.agents.run import AgentRun
@@ -32,7 +41,9 @@ __all__ = [
     "Opening",
     "commit_turn",
     "continued",
+    "join_session",
     "rejoined",
+    "settled_session",
 ]
 
 _NO_SETTINGS = ModelSettings()
@@ -86,13 +97,56 @@ class Opening:
         version as read: the run's one read of its session."""
         version = 0
         if self.session is not None:
-            record, version = await load_session(ctx.store, ctx.scope, self.session)
+            record, version = await settled_session(ctx, checkpointer, self.session)
             prior = record.messages
         else:
             prior = self.history
         if policy is not None:
             prior = policy.trim(prior)
         return prior, version
+
+
+async def settled_session(
+    ctx: RunContext, checkpointer: Checkpointer, session: str
+) -> tuple[SessionRecord, int]:
+    """The session and its version, after appending any completed turn whose worker
+    died before appending it (a turn that read the current version)."""
+    while True:
+        record, version = await load_session(ctx.store, ctx.scope, session)
+        if not await _append_left_turn(ctx, checkpointer, session, version):
+            return record, version
+
+
+async def _append_left_turn(
+    ctx: RunContext, checkpointer: Checkpointer, session: str, version: int
+) -> bool:
+    """Append the turn of a completed run that read ``version`` and whose row is missing;
+    True when the session changed (read it again)."""
+    for key in await ctx.store.list(open_log(ctx.scope, session, version + 1)):
+        try:
+            state, _ = await checkpointer.load(key)
+        except CheckpointCorrupt:
+            continue  # that run cannot be continued either; it must not block the session
+        if not (
+            isinstance(state, RunState) and state.status == "complete"
+            and state.session == session and state.session_rows
+            and state.session_version == version
+        ):
+            continue  # still under way, suspended, stopped, or erased with the session
+        with contextlib.suppress(SessionBusy):  # another turn took the row meanwhile
+            await append_turn(ctx.store, ctx.scope, session, version=version,
+                              messages=state.messages, turn=key, run_id=state.run_id)
+        return True
+    return False
+
+
+async def join_session(run: AgentRun) -> None:
+    """Put the run in the session's open log for the row it would append, so the next
+    run can append its turn if this worker dies between its final checkpoint and the
+    append."""
+    if run.session is not None and run.session_rows:
+        log = open_log(run.ctx.scope, run.session, run.session_version + 1)
+        await run.ctx.store.append(log, run.key)
 
 
 async def rejoined(state: RunState, policy: HistoryPolicy | None, ctx: RunContext) -> RunState:

@@ -15,6 +15,11 @@ before the rows) but never written again, except to erase it. A run started befo
 change still appends over that record's version: its turn becomes row 1 only while
 that version is current (see ``legacy`` in :func:`append_turn`).
 
+``session-open:<n>:<scope key>:<session id>`` is a log of the checkpoint keys of the
+runs that read n-1 turns and so would append row n. A run that finds such a checkpoint
+complete but its row missing (its worker died between its final checkpoint and the
+append) appends that turn first; see :mod:`agentkit.agents.conversation`.
+
 The scope's list of session ids is ``sessions:<scope key>``, written only when a session
 is created or deleted.
 
@@ -39,6 +44,7 @@ __all__ = [
     "delete_session",
     "list_sessions",
     "load_session",
+    "open_log",
     "read_session",
 ]
 
@@ -84,6 +90,11 @@ def _key(scope: Scope, session_id: str) -> str:
 def _row_key(scope: Scope, session_id: str, n: int) -> str:
     # The number comes before the id: ids may hold ":" and digits, numbers never ":".
     return f"session-turn:{n}:{scope.key()}:{_check_id(session_id)}"
+
+
+def open_log(scope: Scope, session_id: str, n: int) -> str:
+    """The log of the checkpoint keys of runs that would append row ``n``."""
+    return f"session-open:{n}:{scope.key()}:{_check_id(session_id)}"
 
 
 def _index_key(scope: Scope) -> str:

@@ -22,6 +22,7 @@ from agentkit.core.contracts.types import Message, Scope, ToolCall
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.state.sessions import (
     SessionRecord,
+    append_turn,
     delete_session,
     list_sessions,
     read_session,
@@ -602,3 +603,35 @@ async def test_a_checkpoint_and_session_from_before_turn_rows_still_resume_and_a
     await desk().run("bye", make_test_ctx(llm, store=store, scope=SCOPE), session="s")
     assert llm.requests[-1].messages == (*history, *TURN_ONE, user("bye"))
     assert await list_sessions(store, SCOPE) == ("s",)
+
+
+class _DiesBeforeAppend(_Counting):
+    """A real store whose worker 'dies' when it would write a session row."""
+
+    async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
+        if key.startswith("session-turn:"):
+            raise _WorkerDied
+        return await self.store.set_versioned(key, value, expected_version=expected_version)
+
+
+async def test_recover_of_a_turn_left_unappended_is_session_busy_when_another_turn_won(
+    store: Store,
+) -> None:
+    agent = Agent("chat", "fake", "Be brief.")
+    await agent.run("hi", make_test_ctx(FakeLLM("hello"), store=store, scope=SCOPE),
+                    session="s")
+    dying = make_test_ctx(FakeLLM("late answer"), store=_DiesBeforeAppend(store),  # type: ignore[arg-type]
+                          scope=SCOPE, correlation_id="r2")
+    with pytest.raises(_WorkerDied):
+        await agent.run("question", dying, session="s")
+    # A turn that read the same version as r2, and was appended first.
+    await append_turn(store, SCOPE, "s", version=1, messages=(user("other"), said("won")),
+                      turn="r3:chat", run_id="r3")
+
+    with pytest.raises(SessionBusy) as caught:
+        await agent.recover("r2", make_test_ctx(FakeLLM.script([]), store=store, scope=SCOPE))
+    assert (caught.value.run_id, caught.value.result.output) == ("r2", "late answer")
+    assert caught.value.result.messages == (user("hi"), said("hello"), user("question"),
+                                            said("late answer"))
+    assert await read_session(store, SCOPE, "s") == (user("hi"), said("hello"), user("other"),
+                                                     said("won"))
