@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from agentkit.agents.cognition.single_call import SingleCallCognition
 from agentkit.agents.conversation import (
     Opening,
+    append_left_turn,
     commit_turn,
     continued,
     join_session,
@@ -479,7 +480,7 @@ class Agent:
                                                  unappended=True)
         state = continued(state, session, settings)
         if state.status == "complete":
-            return await self._append_turn_of(state, key, version, ctx)
+            return await append_left_turn(self, state, key, version, ctx, _checkpointer(ctx))
         if state.owner and owner_alive(state.owner) and (
             state.owner != this_owner() or key in _ADVANCING
         ):
@@ -500,23 +501,6 @@ class Agent:
         except RunTakenOver:
             raise RunNotResumable(run_id, "another worker took it over first") from None
         return await self._advance(run)
-
-    async def _append_turn_of(
-        self, state: RunState, key: str, version: int, ctx: RunContext
-    ) -> AgentResult:
-        """The result of a completed session run, once its turn is in the session: its
-        worker may have died between the final checkpoint and the append."""
-        ctx = ctx if ctx.correlation_id == state.run_id else ctx.for_run(state.run_id)
-        state = await rejoined(state, self.history, ctx)
-        run = AgentRun(
-            self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
-        )
-        # The answer is the final message, parsed as it was when the run completed.
-        final = state.messages[-1].content if state.messages else ""
-        run.output = final if self.output_spec is None else self.output_spec.parse(final)
-        result = run.result()
-        await commit_turn(run, result)
-        return result
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, cognition={self.cognition!r})"
