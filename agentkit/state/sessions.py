@@ -158,9 +158,19 @@ async def append_turn(
     carrying ``result``, when one did; appending the same ``turn`` again (a retried
     commit, or a recovered one) is a no-op. ``legacy``: ``version`` is that of the
     session's old whole-conversation record, as read by a run started before turn rows;
-    its turn becomes row 1 while that record is still at that version.
+    its turn becomes row 1 while that record is still at that version. A ``version``
+    that names no row is taken as such a version too.
     """
     n = version + 1
+    if not legacy and n > 1:
+        before_key = _row_key(scope, session_id, n - 1)
+        before, written = await store.get_versioned(before_key)
+        if written == 0:
+            # No such row: the version was read from the old record (a Temporal run
+            # started before turn rows passes it without saying so).
+            legacy = True
+        elif before is not None and not _record(before, before_key).turns:
+            await _index_change(store, scope, add=session_id)  # the first turn after a delete
     if legacy:
         _, current = await store.get_versioned(_key(scope, session_id))
         if current != version:
@@ -168,11 +178,6 @@ async def append_turn(
         n = 1
     if n == 1:
         await _index_change(store, scope, add=session_id)
-    else:
-        before_key = _row_key(scope, session_id, n - 1)
-        before, _ = await store.get_versioned(before_key)
-        if before is not None and not _record(before, before_key).turns:
-            await _index_change(store, scope, add=session_id)  # the first turn after a delete
     row_key = _row_key(scope, session_id, n)
     try:
         await store.set_versioned(

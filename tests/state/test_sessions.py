@@ -9,7 +9,13 @@ import pytest
 
 from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.types import Message, Scope
-from agentkit.state.sessions import append_turn, list_sessions, load_session, read_session
+from agentkit.state.sessions import (
+    SessionRecord,
+    append_turn,
+    list_sessions,
+    load_session,
+    read_session,
+)
 from agentkit.state.stores import InMemoryStore, SQLiteStore
 
 SCOPE = Scope(1, 2)
@@ -84,3 +90,20 @@ async def test_a_long_session_reads_back_every_turn_in_order_and_up_to_a_version
     assert ([m.content for m in record.messages], version) == ([f"q{n}" for n in range(40)], 40)
     upto, at = await load_session(store, SCOPE, "s", upto=17)
     assert (upto.turns, at) == (tuple(f"r{n}:a" for n in range(17)), 17)
+
+
+async def test_a_version_of_the_record_before_turn_rows_appends_only_while_current() -> None:
+    """A run started before turn rows (on Temporal, nothing says so) read the old
+    record's version: its turn becomes row 1 while that version is current."""
+    store = InMemoryStore()
+    old = SessionRecord(TURN, ("r0:a",))
+    for version in range(3):
+        await store.set_versioned("session:org1:dom2:s", old, expected_version=version)
+    late = (Message("user", "again"), Message("assistant", "still here"))
+    with pytest.raises(SessionBusy):
+        await append_turn(store, SCOPE, "s", version=2, messages=late, turn="r1:a",
+                          run_id="r1")
+    assert await append_turn(store, SCOPE, "s", version=3, messages=late, turn="r2:a",
+                             run_id="r2") == 1
+    record, version = await load_session(store, SCOPE, "s")
+    assert (record.messages, record.turns, version) == ((*TURN, *late), ("r0:a", "r2:a"), 1)
