@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +145,9 @@ class PostgresStore:
             "append": f"INSERT INTO {s}.logs (log, value) VALUES ($1, $2)",
             "list": f"SELECT id, value FROM {s}.logs WHERE log = $1 ORDER BY id",
             "get_versioned": f"SELECT value, version FROM {s}.versioned WHERE key = $1",
+            "get_versioned_many": (
+                f"SELECT key, value, version FROM {s}.versioned WHERE key = ANY($1::text[])"
+            ),
             "create_versioned": (
                 f"WITH written AS (INSERT INTO {s}.versioned (key, value, version) "
                 "VALUES ($1, $2, 1) ON CONFLICT (key) DO NOTHING RETURNING version) "
@@ -382,6 +385,18 @@ class PostgresStore:
         if row is None:
             return None, 0
         return loads(row[0], key=key), int(row[1])
+
+    async def get_versioned_many(self, keys: Sequence[str]) -> tuple[tuple[Any, int], ...]:
+        """``get_versioned`` of each of ``keys``, in their order, in one statement."""
+        if not keys:
+            return ()
+        pool = await self._ready()
+        rows = await pool.fetch(self._sql["get_versioned_many"], list(keys))
+        found = {key: (value, int(version)) for key, value, version in rows}
+        return tuple(
+            (loads(found[key][0], key=key), found[key][1]) if key in found else (None, 0)
+            for key in keys
+        )
 
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         """Write ``value`` if the version is still ``expected_version``; the new version.

@@ -144,6 +144,19 @@ async def test_versioned_writes_are_compare_and_set(store: Any) -> None:
     assert await store.get_versioned("never") == (None, 0)
 
 
+async def test_get_versioned_many_reads_each_key_in_the_order_asked(store: Any) -> None:
+    await store.set_versioned("a", "one", expected_version=0)
+    await store.set_versioned("b", {"n": 2}, expected_version=0)
+    await store.set_versioned("b", ("two", 2), expected_version=1)
+    await store.set_versioned("gone", None, expected_version=0)
+    keys = ["b", "never", "a", "gone", "b", *(f"k{i}" for i in range(600))]
+    assert await store.get_versioned_many(keys) == (
+        (("two", 2), 2), (None, 0), ("one", 1), (None, 1), (("two", 2), 2),
+        *((None, 0) for _ in range(600)),
+    )
+    assert await store.get_versioned_many([]) == ()
+
+
 async def test_concurrent_versioned_writers_on_one_version_have_one_winner(store: Any) -> None:
     await store.set_versioned("cp", "v1", expected_version=0)
     outcomes = await asyncio.gather(
