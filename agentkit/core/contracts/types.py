@@ -6,6 +6,7 @@ Argument objects are frozen deeply (see :mod:`agentkit.core.contracts.frozen`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -81,8 +82,25 @@ class Scope:
                 )
 
     def key(self) -> str:
-        """A stable string form, e.g. ``"org7:dom1"``; distinct scopes have distinct keys."""
-        return f"org{self.org_id}:dom{self.domain_id}"
+        """A stable string form, e.g. ``"org7:dom1"``; distinct scopes have distinct keys.
+
+        An int id and a string id are written as they are (``Scope("acme", "support")``
+        is ``"orgacme:domsupport"``), except a string that spells an int's decimal form,
+        which would share that int's key: it is marked with ``#`` (``Scope("1", "2")``
+        is ``"org#1:dom#2"``, another tenant than ``Scope(1, 2)``), and a string that
+        starts with ``#`` gets a second one, so no string id can spell another's key.
+        """
+        return f"org{_key_part(self.org_id)}:dom{_key_part(self.domain_id)}"
+
+
+_INT_TEXT = re.compile(r"0|-?[1-9][0-9]*")
+"""What ``str()`` of an int looks like: the strings a key could confuse with one."""
+
+
+def _key_part(value: int | str) -> str:
+    if isinstance(value, str) and (value.startswith("#") or _INT_TEXT.fullmatch(value)):
+        return "#" + value
+    return str(value)
 
 
 @dataclass(frozen=True, slots=True)
