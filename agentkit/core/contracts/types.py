@@ -119,8 +119,14 @@ class Usage:
     """Price of the call in US dollars, when a price is known."""
     requests: int = 0
     """Model requests made."""
+    unpriced_models: tuple[str, ...] = field(default=(), kw_only=True)
+    """Models called here whose price was unknown: their tokens are counted, their cost
+    is not, so while this is non-empty ``cost_usd`` is only a lower bound."""
 
     def __add__(self, other: Usage) -> Usage:
+        unpriced = self.unpriced_models
+        if other.unpriced_models:
+            unpriced = tuple(dict.fromkeys((*unpriced, *other.unpriced_models)))
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -128,6 +134,7 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             requests=self.requests + other.requests,
+            unpriced_models=unpriced,
         )
 
     @property
