@@ -27,7 +27,7 @@ from typing import Any
 
 from agentkit.tools.declarations.adapt import adapt, is_attrs_class, thaw
 
-__all__ = ["DIALECT", "closed_structs", "mcp_input_schema"]
+__all__ = ["DIALECT", "closed_structs", "mcp_input_schema", "tool_closed_structs"]
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
