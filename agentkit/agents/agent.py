@@ -33,7 +33,7 @@ from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
-from agentkit.core.runtime.spans import open_span
+from agentkit.core.runtime.spans import open_span, set_cost
 from agentkit.state.checkpoints.store_checkpointer import (
     StoreCheckpointer,
     missing_checkpoint_hint,
@@ -380,6 +380,7 @@ class Agent:
             span.set_attribute("gen_ai.usage.cache_creation.input_tokens",
                                result.usage.cache_write_tokens)
             span.set_attribute("agentkit.stop_reason", result.stop_reason)
+            set_cost(span, result.usage)
             return result
 
     async def _advance_untraced(self, run: AgentRun) -> AgentResult:
