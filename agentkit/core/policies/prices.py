@@ -134,9 +134,13 @@ DEFAULT_PRICES = PriceTable(
         "claude-opus-4-5": _anthropic(5.0, 25.0),  # platform.claude.com models/opus-4-5
         "claude-opus-4": _anthropic(15.0, 75.0),  # docs.anthropic.com pricing (4, 4.1)
         "claude-opus-4-1": _anthropic(15.0, 75.0),  # docs.anthropic.com pricing (4, 4.1)
+        # Anthropic's documented aliases of the dated Claude 4 ids (models overview):
+        # each is the model of the row above it, so it takes that row's price.
+        "claude-opus-4-0": _anthropic(15.0, 75.0),  # alias of claude-opus-4-20250514
         "claude-sonnet-4-6": _anthropic(3.0, 15.0),  # third-party (apidog.com, 2026-02-18)
         "claude-sonnet-4-5": _anthropic(3.0, 15.0),  # third-party (electronhub.ai docs)
         "claude-sonnet-4": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
+        "claude-sonnet-4-0": _anthropic(3.0, 15.0),  # alias of claude-sonnet-4-20250514
         "claude-3-7-sonnet": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
         "claude-3-5-sonnet": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
         "claude-haiku-4-5": _anthropic(1.0, 5.0),  # platform.claude.com models/haiku-4-5
