@@ -43,12 +43,12 @@ from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 from agentkit.state.stores._postgres_schema import Migrations, migrate
-from agentkit.state.stores._postgres_text import lock_id, redact
+from agentkit.state.stores._postgres_text import connection_url, lock_id, redact, stored_key
 
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["PostgresStore", "lock_id"]
+__all__ = ["PostgresStore", "connection_url", "lock_id"]
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _NOW = "extract(epoch from clock_timestamp())"
@@ -106,8 +106,8 @@ async def _no_reset(connection: asyncpg.Connection) -> None:
 class PostgresStore:
     """A durable :class:`~agentkit.core.contracts.ports.Store` in PostgreSQL.
 
-    ``dsn`` is a libpq connection string or URL
-    (``postgresql://user:password@host:5432/db``). Tables go in ``schema``, which is
+    ``dsn`` is a URL (``postgresql://user:password@host:5432/db``) or a libpq keyword
+    string (``host=db dbname=prod user=agents``). Tables go in ``schema``, which is
     created on first use together with its tables. ``pool_size`` bounds the connections;
     no call holds one while a ``get_or_set`` factory runs. ``claim_lease`` is how long a
     producer's claim outlives its last renewal (renewed every third of it);
@@ -143,7 +143,7 @@ class PostgresStore:
             ):
                 raise ValueError(f"PostgresStore({name}=...) must be a positive number of "
                                  f"seconds, got {seconds!r}")
-        self._url = dsn
+        self._url = connection_url(dsn)
         _asyncpg()  # a missing driver fails here, not at the first call
         self.dsn = dsn
         self.claim_lease = float(claim_lease)
@@ -280,7 +280,7 @@ class PostgresStore:
     async def get(self, key: str) -> Any | None:
         """The value under ``key``, or None when absent or expired."""
         pool = await self._ready()
-        text = await pool.fetchval(self._sql["get"], key)
+        text = await pool.fetchval(self._sql["get"], stored_key(key))
         return None if text is None else loads(text, key=key)
 
     @staticmethod
@@ -294,13 +294,13 @@ class PostgresStore:
         seconds = self._check_ttl(ttl)
         text = dumps(value)
         pool = await self._ready()
-        await pool.execute(self._sql["set"], key, text, seconds)
+        await pool.execute(self._sql["set"], stored_key(key), text, seconds)
         await self._after_write(pool)
 
     async def delete(self, key: str) -> bool:
         """Remove ``key``; True when something was there."""
         pool = await self._ready()
-        return bool(await pool.fetchval(self._sql["delete"], key))
+        return bool(await pool.fetchval(self._sql["delete"], stored_key(key)))
 
     async def vacuum(self) -> int:
         """Delete every expired key-value row now; the number deleted.
@@ -338,7 +338,7 @@ class PostgresStore:
         taken over while its factory ran (its value is then not stored).
         """
         seconds = self._check_ttl(ttl)  # refuse a bad ttl before any work starts
-        stored = key
+        stored = stored_key(key)
         found, value = await self._claim(key, stored)
         if found:
             return value, False
@@ -437,12 +437,12 @@ class PostgresStore:
         """Append ``value`` to the log named ``log``."""
         text = dumps(value)
         pool = await self._ready()
-        await pool.execute(self._sql["append"], log, text)
+        await pool.execute(self._sql["append"], stored_key(log), text)
 
     async def list(self, log: str) -> tuple[Any, ...]:
         """Every value appended to ``log``, oldest first."""
         pool = await self._ready()
-        rows = await pool.fetch(self._sql["list"], log)
+        rows = await pool.fetch(self._sql["list"], stored_key(log))
         return tuple(loads(value, key=f"{log}[{row_id}]") for row_id, value in rows)
 
     # -- versioned ------------------------------------------------------------------------
@@ -450,7 +450,7 @@ class PostgresStore:
     async def get_versioned(self, key: str) -> tuple[Any, int]:
         """``(value, version)``; ``(None, 0)`` when never written."""
         pool = await self._ready()
-        row = await pool.fetchrow(self._sql["get_versioned"], key)
+        row = await pool.fetchrow(self._sql["get_versioned"], stored_key(key))
         if row is None:
             return None, 0
         return loads(row[0], key=key), int(row[1])
@@ -463,7 +463,7 @@ class PostgresStore:
         """
         text = dumps(value)
         pool = await self._ready()
-        stored = key
+        stored = stored_key(key)
         if expected_version == 0:
             row = await pool.fetchrow(self._sql["create_versioned"], stored, text)
         else:

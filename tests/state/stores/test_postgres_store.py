@@ -4,6 +4,7 @@ closing, a producer killed while it holds a key, and the missing-driver message.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -13,7 +14,7 @@ import asyncpg
 import pytest
 
 from agentkit import SingleFlightLost, SingleFlightTimeout
-from agentkit.state.stores.postgres import MIGRATIONS, PostgresStore
+from agentkit.state.stores.postgres import MIGRATIONS, PostgresStore, connection_url
 
 
 async def test_first_use_creates_the_schema_and_records_its_version(
@@ -451,6 +452,92 @@ async def test_a_statement_timeout_does_not_cut_a_waiters_wait(
             release.set()
             assert await first == ("done", True)
             assert await waiter == ("done", False)
+
+
+# -- connection strings and keys ----------------------------------------------------------
+
+
+async def test_a_keyword_connection_string_connects(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    from urllib.parse import parse_qs, urlsplit
+
+    url = urlsplit(postgres_dsn)
+    words = {"user": url.username or "", "dbname": url.path.lstrip("/")}
+    words.update({k: v[-1] for k, v in parse_qs(url.query).items()})
+    if url.hostname:
+        words["host"] = url.hostname
+    if url.port:
+        words["port"] = str(url.port)
+    keywords = " ".join(f"{k}='{v}'" for k, v in words.items())
+    async with PostgresStore(keywords, schema=postgres_schema) as store:
+        await store.set("k", "via keywords")
+        assert await store.get("k") == "via keywords"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["host=db dbname='my db' password='it\\'s'", "host = db  port=5433 user=u"],
+)
+def test_keyword_connection_strings_become_urls(text: str) -> None:
+    expected = {
+        "host=db dbname='my db' password='it\\'s'":
+            "postgresql://?host=db&dbname=my+db&password=it%27s",
+        "host = db  port=5433 user=u": "postgresql://?host=db&port=5433&user=u",
+    }[text]
+    assert connection_url(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("host=db dbname", "host=db dbname"),
+        ("host='db", "host='db"),
+        ("=x", "=x"),
+        ("password='s3 cret' dbname", "password=*** dbname"),
+    ],
+)
+def test_a_malformed_keyword_connection_string_is_refused_without_its_password(
+    text: str, shown: str
+) -> None:
+    with pytest.raises(ValueError) as info:
+        PostgresStore(text)
+    assert str(info.value) == (
+        f"PostgresStore(dsn=...) is neither a postgresql:// URL nor a libpq keyword string "
+        f"(key=value pairs, values with spaces in single quotes): {shown!r}"
+    )
+
+
+# A model-chosen call id of 4,000 characters, in digits of no pattern (the server would
+# compress a repeated one below the index limit).
+LONG = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(63))[:4000]
+KEYS = [
+    "nul \x00 inside",
+    "nul \x00 inside but longer",
+    "a lone surrogate \ud800",
+    "call:" + LONG,
+    "call:" + LONG[:-1] + "!",
+    "\x01sha256:looks like a hashed key",
+    "plain",
+]
+
+
+async def test_any_string_is_a_key_and_distinct_keys_stay_distinct(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        for n, key in enumerate(KEYS):
+            await store.set(key, n)
+            assert await store.get_or_set(key + "/once", _made(f"once {n}")) == (f"once {n}", True)
+            await store.append(key, n)
+            assert await store.set_versioned(key, n, expected_version=0) == 1
+        for n, key in enumerate(KEYS):
+            assert await store.get(key) == n
+            assert await store.get_or_set(key + "/once", _made("again")) == (f"once {n}", False)
+            assert await store.list(key) == (n,)
+            assert await store.get_versioned(key) == (n, 1)
+        assert await store.delete(KEYS[0]) is True
+        assert await store.get(KEYS[1]) == 1
 
 
 async def test_a_claim_whose_lease_lapsed_unrenewed_is_taken_over(
