@@ -81,6 +81,13 @@ MIGRATIONS: Migrations = (
         (
             "CREATE TABLE {s}.claims (key text PRIMARY KEY, owner text NOT NULL, "
             "lease float8 NOT NULL)",
+            # Notes may hold NUL, which text refuses, and paths may pass the 2,704-byte
+            # index entry limit, which their digest does not.
+            "ALTER TABLE {s}.memory_files ALTER COLUMN content TYPE bytea "
+            "USING convert_to(content, 'UTF8')",
+            "ALTER TABLE {s}.memory_files DROP CONSTRAINT memory_files_pkey",
+            "CREATE UNIQUE INDEX memory_files_by_path ON {s}.memory_files "
+            "(namespace, md5(path))",
         ),
     ),
 )
