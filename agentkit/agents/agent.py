@@ -167,6 +167,9 @@ class Agent:
     ) -> AgentResult:
         return await self._resume(ctx.correlation_id, decisions, ctx, None, key=key)
 
+    async def _continue_at(self, key: str, task: str, ctx: RunContext) -> AgentResult:
+        return await lifecycle.continue_at(self, key, task, ctx)
+
     async def _start(
         self,
         task: str,
@@ -244,11 +247,12 @@ class Agent:
         run over bumps its checkpoint version, so if that worker was alive after all,
         its next save raises :class:`RunTakenOver` and it stops: one writer per run.
         ``session=`` and ``settings=`` as for :meth:`resume`.
+
+        A delegating call the crash interrupted that may run again (declared
+        idempotent, or not side-effecting) continues its sub-run from the sub-run's
+        checkpoint; one answered as "outcome unknown" ends its sub-run.
         """
-        run = await lifecycle.recover_run(
-            self, run_id, ctx, session=session, settings=settings
-        )
-        return await lifecycle.advance(self, run)
+        return await lifecycle.recover(self, run_id, ctx, session=session, settings=settings)
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, model={self.model!r}, cognition={self.cognition!r})"

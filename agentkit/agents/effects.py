@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentkit.agents.autonomy import key_step
 from agentkit.agents.events import AgentEvent, TextDeltaEvent
-from agentkit.agents.intents import Intent, intent_key
+from agentkit.agents.intents import Intent, intent_key, start_intent
 from agentkit.agents.nested import SubRunSuspended, calling, left_call
 from agentkit.agents.outcomes import (
     Answered,
@@ -54,7 +54,6 @@ from agentkit.core.contracts.types import (
     ToolRequest,
     Waiting,
 )
-from agentkit.core.policies._keys import hash_arguments
 from agentkit.core.runtime.context import RunContext
 
 if TYPE_CHECKING:
@@ -120,11 +119,9 @@ async def execute_tool_call(
             key_step=bool(tool.side_effecting),
         )
         if intents and key_step(tool, call):
-            intent = hash_arguments(job.arguments)
-            started = Intent(call.id, call.name, intent)
-            await ctx.store.set(intent_key(job.run_key, call.id), started)
+            intent = await start_intent(ctx, job.run_key, call, job.arguments)
         token = calling(job.run_key, call.id, job.wake, job.decisions, model=job.model,
-                        answers=job.answers)
+                        answers=job.answers, again=job.again)
         try:
             value = await ctx.invoker.invoke_tool_or_wait(request, ctx)
         finally:

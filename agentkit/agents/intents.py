@@ -18,25 +18,28 @@ answer in the checkpoint is looked up:
   run again: under ``auto`` autonomy the model is told the outcome is unknown; under
   ``gated`` or ``manual`` the run suspends (``reason="outcome_unknown"``) for a person
   to approve a re-run or reject it.
+
+:func:`settle` applies that rule to one call; agent runs and workflow tool steps both
+use it (a workflow has no model to tell, so its unknown steps always wait for a person).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Literal
 
-from agentkit.agents.tool_messages import render_result
-from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.ports import Tool
-from agentkit.core.contracts.types import Message, ToolCall, ToolRequest
-from agentkit.core.policies.idempotent import idempotency_key
+from agentkit.core.contracts.types import ToolCall, ToolRequest
 from agentkit.core.runtime.context import RunContext
 
-if TYPE_CHECKING:
-    from agentkit.tools.registry import ToolRegistry
+__all__ = ["Intent", "Settlement", "intent_key", "settle", "start_intent", "unknown_outcome"]
 
-__all__ = ["Intent", "Settled", "intent_key", "settle_interrupted", "unknown_outcome"]
+Settlement = Literal["run", "finished", "replayed", "unknown"]
+"""How an interrupted call stands: it may ``run`` (it never started, or is safe to
+repeat); it ``finished`` (its recorded outcome is used); ``idempotent()`` recorded its
+result, which is ``replayed``; or its outcome is ``unknown`` and it must not run again
+unasked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +52,9 @@ class Intent:
     """The tool's name."""
     arguments_sha256: str
     """Hash of the canonical JSON of the arguments it ran with."""
-    outcome: Message | None = None
-    """The tool-result message, once the call returned; None while it runs."""
+    outcome: Any = None
+    """How the call ended, once it returned: the tool-result message of an agent's
+    call, the output of a workflow's tool step; None while it runs."""
 
 
 def intent_key(run_key: str, call_id: str) -> str:
@@ -68,65 +72,32 @@ def unknown_outcome(tool: str, why: str) -> str:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Settled:
-    """What the intents say about the calls a crash interrupted."""
+async def start_intent(
+    ctx: RunContext, run_key: str, call: ToolCall, arguments: Mapping[str, Any]
+) -> str:
+    """Record that ``call`` of the run under ``run_key`` is about to start; returns the
+    arguments' hash (to write the outcome under the same intent)."""
+    from agentkit.core.policies._keys import hash_arguments
 
-    answered: Mapping[str, Message]
-    """Calls with a known outcome (recorded, or replayed from ``idempotent()``), and,
-    under ``auto`` autonomy, calls answered as unknown."""
-    unknown: tuple[str, ...]
-    """Calls that may have acted, held for a person (``gated``/``manual`` autonomy)."""
-
-
-async def settle_interrupted(
-    ctx: RunContext,
-    run_key: str,
-    calls: Sequence[ToolCall],
-    interrupted: Collection[str],
-    registry: ToolRegistry,
-) -> Settled:
-    """Decide, from their intents, what happens to the ``interrupted`` calls of the
-    open turn ``calls`` before any of them runs again (see the module docstring)."""
-    answered: dict[str, Message] = {}
-    unknown: list[str] = []
-    for call in calls:
-        if call.id not in interrupted or call.name not in registry:
-            continue
-        stored = await ctx.store.get(intent_key(run_key, call.id))
-        if not isinstance(stored, Intent):
-            continue  # it never started: it runs now
-        if stored.outcome is not None:
-            answered[call.id] = stored.outcome
-            continue
-        tool = registry.get(call.name)
-        if getattr(tool, "idempotent", False):
-            continue  # declared safe to repeat: it runs again
-        replayed = await _recorded_result(ctx, call, tool)
-        if replayed is not None:
-            answered[call.id] = replayed
-        elif ctx.autonomy in ("gated", "manual"):
-            unknown.append(call.id)
-        else:
-            why = unknown_outcome(call.name, f"{call.name!r} is not declared idempotent")
-            answered[call.id] = _message(call, why, is_error=True)
-    return Settled(answered, tuple(unknown))
+    digest = hash_arguments(arguments)
+    await ctx.store.set(intent_key(run_key, call.id), Intent(call.id, call.name, digest))
+    return digest
 
 
-async def _recorded_result(ctx: RunContext, call: ToolCall, tool: Tool) -> Message | None:
-    """The result ``idempotent()`` recorded for this call before the crash, if any."""
+async def settle(
+    ctx: RunContext, run_key: str, call: ToolCall, tool: Tool
+) -> tuple[Settlement, Any]:
+    """How ``call`` of the run under ``run_key``, interrupted by a crash, stands by its
+    intent, with the recorded outcome (``finished``) or result (``replayed``)."""
+    stored = await ctx.store.get(intent_key(run_key, call.id))
+    if not isinstance(stored, Intent):
+        return "run", None  # it never started
+    if stored.outcome is not None:
+        return "finished", stored.outcome
+    if getattr(tool, "idempotent", False):
+        return "run", None  # declared safe to repeat
+    from agentkit.core.policies.idempotent import idempotency_key
+
     request = ToolRequest(call.name, call.arguments, tool, True, call_id=call.id)
     value = await ctx.store.get(idempotency_key(request, ctx))
-    if value is None:
-        return None
-    content, attached = render_result(value)
-    return _message(call, content, is_error=False, attached=attached)
-
-
-def _message(
-    call: ToolCall, content: str, *, is_error: bool, attached: tuple[Media, ...] = ()
-) -> Message:
-    return Message(
-        role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error,
-        attachments=attached,
-    )
+    return ("unknown", None) if value is None else ("replayed", value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentkit.agents.conversation import Opening, commit_turn, continued
+from agentkit.agents.conversation import Opening, commit_turn, continued, join_session, rejoined
 from agentkit.agents.decisions import checked, routed
 from agentkit.agents.effects import Effects, InProcessEffects
 from agentkit.agents.history import HistoryPolicy
@@ -31,9 +31,9 @@ from agentkit.core.contracts.errors import (
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
-from agentkit.core.runtime.spans import open_span
+from agentkit.core.runtime.spans import open_span, set_cost
 from agentkit.state.checkpoints.store_checkpointer import (
-    StoreCheckpointer,
+    checkpointer_for,
     missing_checkpoint_hint,
 )
 from agentkit.state.owners import owner_alive, this_owner
@@ -45,12 +45,13 @@ __all__ = [
     "Cognition",
     "LifecycleAgent",
     "advance",
+    "continue_at",
     "decide",
     "fresh_state",
     "hosted_run",
     "memory_prompt",
     "open_run",
-    "recover_run",
+    "recover",
     "resume_run",
 ]
 
@@ -80,15 +81,6 @@ class LifecycleAgent(RunAgent, Protocol):
     def history(self) -> HistoryPolicy | None: ...
 
 
-def checkpointer_for(ctx: RunContext) -> Checkpointer:
-    """The context's checkpointer, or one over its store."""
-    checkpointer = ctx.checkpointer
-    if checkpointer is None:
-        return StoreCheckpointer(ctx.store)
-    assert hasattr(checkpointer, "save"), f"ctx.checkpointer {checkpointer!r} is not a Checkpointer"
-    return checkpointer  # type: ignore[no-any-return]
-
-
 async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunState | None, int]:
     """The run's checkpoint; a corrupt one raises :class:`CheckpointCorrupt` naming the run."""
     try:
@@ -111,8 +103,10 @@ def fresh_state(
     settings: ModelSettings | None = None,
     session: str | None = None,
     session_version: int = 0,
+    session_rows: bool = False,
 ) -> RunState:
-    """The first checkpoint of a run of ``agent`` on ``task``, after ``prior`` history."""
+    """The first checkpoint of a run of ``agent`` on ``task``, after ``prior`` history
+    (``session_rows``: the session keeps the history, so checkpoints leave it out)."""
     return RunState(
         run_id=run_id,
         agent=agent,
@@ -122,6 +116,7 @@ def fresh_state(
         session=session,
         history_len=len(prior),
         session_version=session_version,
+        session_rows=session_rows,
     )
 
 
@@ -224,26 +219,29 @@ async def open_run(
             + " or start the new run on a fresh context",
         )
     extra_system = await _recall(agent, task, ctx)
-    prior, session_version, record = await opening.history_for(agent.history, ctx)
+    prior, session_version = await opening.history_for(agent.history, ctx, checkpointer)
     state = fresh_state(
         ctx.correlation_id, agent.name, task, prior, settings=opening.settings,
         session=opening.session, session_version=session_version,
+        session_rows=opening.session is not None,
     )
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     run.extra_system = extra_system
-    run.loaded_session = record
     await _claim(
         run,
         f"another worker started agent {agent.name!r} under this run id at the same "
         "moment, and got there first; start the new run on a fresh context",
     )
+    await join_session(run)
     return run
 
 
 async def _loaded(
     agent: LifecycleAgent, run_id: str, ctx: RunContext, want: str, key: str | None,
-    session: str | None, settings: ModelSettings | None,
+    session: str | None, settings: ModelSettings | None, *, unappended: bool = False,
 ) -> tuple[RunState, int, str, Checkpointer]:
+    """The run's checkpoint, when it is ``want``; with ``unappended``, a completed
+    session run is taken too (its turn may not be in the session yet)."""
     checkpointer = checkpointer_for(ctx)
     key = key or f"{run_id}:{agent.name}"
     state, version = await _load(checkpointer, key, run_id)
@@ -253,7 +251,9 @@ async def _loaded(
             f"agent {agent.name!r} has no checkpoint for this run"
             + missing_checkpoint_hint(checkpointer),
         )
-    if state.status != want:
+    if state.status != want and not (
+        unappended and state.status == "complete" and state.session is not None
+    ):
         raise RunNotResumable(run_id, f"it is {state.status}, not {want}")
     return continued(state, session, settings), version, key, checkpointer
 
@@ -282,6 +282,7 @@ async def resume_run(
         agent, run_id, ctx, "suspended", key, session, settings
     )
     ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+    state = await rejoined(state, agent.history, ctx)
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     decide(run, decisions)
     run.extra_system = await _recall(agent, _task_of(state), ctx)
@@ -295,18 +296,22 @@ def _describe(owner: str) -> str:
     return "this process" if owner == this_owner() else f"process {pid} on {host}"
 
 
-async def recover_run(
+async def recover(
     agent: LifecycleAgent,
     run_id: str,
     ctx: RunContext,
     *,
     session: str | None = None,
     settings: ModelSettings | None = None,
-) -> AgentRun:
-    """Take over the running run ``run_id`` whose worker died."""
+    key: str | None = None,
+) -> AgentResult:
+    """Take over the running run ``run_id`` whose worker died and advance it; a
+    completed session run whose worker died before appending its turn appends it."""
     state, version, key, checkpointer = await _loaded(
-        agent, run_id, ctx, "running", None, session, settings
+        agent, run_id, ctx, "running", key, session, settings, unappended=True
     )
+    if state.status == "complete":
+        return await _append_left_turn(agent, state, key, version, ctx, checkpointer)
     if state.owner and owner_alive(state.owner) and (
         state.owner != this_owner() or key in _ADVANCING
     ):
@@ -316,11 +321,60 @@ async def recover_run(
             "takes over a run whose worker died",
         )
     ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+    state = await rejoined(state, agent.history, ctx)
     run = _run(agent, ctx, state, key, version, checkpointer, None)
     run.interrupted = frozenset(c.id for c in run.open_calls if c.id not in run.answered)
     run.extra_system = await _recall(agent, _task_of(state), ctx)
     await _claim(run, "another worker took it over first")
-    return run
+    return await advance(agent, run)
+
+
+def _ended(agent: LifecycleAgent, run: AgentRun, state: RunState) -> AgentResult:
+    """The result of a run that completed or stopped, from its checkpoint; the answer
+    is the final message, parsed as it was when the run completed."""
+    if state.status == "complete":
+        final = next((m.content for m in reversed(state.messages) if m.role == "assistant"), "")
+        spec = agent.output_spec
+        run.output = final if spec is None else spec.parse(final)
+    return run.result()
+
+
+async def _append_left_turn(
+    agent: LifecycleAgent, state: RunState, key: str, version: int, ctx: RunContext,
+    checkpointer: Checkpointer,
+) -> AgentResult:
+    """The result of a completed session run, once its turn is in the session (its
+    worker may have died between the final checkpoint and the append)."""
+    ctx = ctx if ctx.correlation_id == state.run_id else ctx.for_run(state.run_id)
+    state = await rejoined(state, agent.history, ctx)
+    run = _run(agent, ctx, state, key, version, checkpointer, None)
+    result = _ended(agent, run, state)
+    await commit_turn(run, result)
+    return result
+
+
+async def continue_at(
+    agent: LifecycleAgent, key: str, task: str, ctx: RunContext
+) -> AgentResult:
+    """The sub-run under ``key`` whose delegating call runs again after a crash:
+    recovered if it was running (its interrupted calls settled by their intents), its
+    result as checkpointed if it had suspended or ended, started afresh if it never
+    saved a step or ended by raising (its failure was the call's outcome, and a failed
+    call runs again from the start)."""
+    checkpointer = checkpointer_for(ctx)
+    state, version = await _load(checkpointer, key, ctx.correlation_id)
+    # A checkpoint for another task is an earlier call's that reused this call id.
+    if (
+        state is None
+        or state.agent != agent.name
+        or _task_of(state) != task
+        or state.status == "error"
+    ):
+        run = await open_run(agent, task, ctx, key=key)
+        return await advance(agent, run)
+    if state.status == "running":
+        return await recover(agent, ctx.correlation_id, ctx, key=key)
+    return _ended(agent, _run(agent, ctx, state, key, version, checkpointer, None), state)
 
 
 async def advance(agent: LifecycleAgent, run: AgentRun) -> AgentResult:
@@ -346,6 +400,7 @@ async def advance(agent: LifecycleAgent, run: AgentRun) -> AgentResult:
             span.set_attribute("gen_ai.usage.cache_creation.input_tokens",
                                usage.cache_write_tokens)
             span.set_attribute("agentkit.stop_reason", result.stop_reason)
+            set_cost(span, usage)
             return result
     finally:
         _ADVANCING.discard(run.key)

@@ -50,6 +50,9 @@ class ToolJob:
     """The decisions ``wake`` continues with."""
     note: str = ""
     """Text put before a successful result (a person edited the arguments)."""
+    again: bool = False
+    """The call was interrupted by a crash and runs again: a sub-run it had started
+    continues from its checkpoint."""
     spent: tuple[int, int] = (0, 0)
     """The run's budget ledger so far: metered calls admitted, nano-dollars charged
     (an engine whose calls run in other processes starts each call's budget from it)."""

@@ -35,8 +35,8 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.intents import settle_interrupted, unknown_outcome
-from agentkit.agents.nested import suspension
+from agentkit.agents.intents import intent_key, unknown_outcome
+from agentkit.agents.nested import abandon_sub_run, refuse_path_id, sub_run_key, suspension
 from agentkit.agents.outcomes import (
     Answered,
     Asked,
@@ -62,11 +62,11 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.runtime.context import RunContext
+from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
 from agentkit.state.owners import this_owner
 from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
-    from agentkit.state.sessions import SessionRecord
     from agentkit.tools.registry import ToolRegistry
 
 __all__ = ["AgentRun", "EventSink", "RunAgent"]
@@ -133,7 +133,7 @@ class AgentRun:
         self.session = state.session
         self.history_len = state.history_len
         self.session_version = state.session_version
-        self.loaded_session: SessionRecord | None = None
+        self.session_rows = state.session_rows
         self.questions: dict[str, Any] = dict(state.questions)
         self.extra_system = ""
         self.output: Any = None
@@ -141,17 +141,20 @@ class AgentRun:
         self.interrupted: frozenset[str] = frozenset()
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
+        self.rerun: set[str] = set()
+        """Interrupted calls that run again: a sub-run one of them started continues."""
         self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
 
     def snapshot(self) -> RunState:
-        """The run as a frozen checkpoint."""
+        """The run as a frozen checkpoint (without the history, when the session keeps it)."""
+        history = self.history_len if self.session_rows else 0
         return RunState(
             run_id=self.run_id,
             agent=self.agent.name,
             status=self.status,
-            messages=tuple(self.messages),
+            messages=tuple(self.messages[history:]),
             usage=self.usage,
             steps=self.steps,
             open_calls=self.open_calls,
@@ -161,8 +164,9 @@ class AgentRun:
             repairs=self.repairs,
             settings=self.settings,
             session=self.session,
-            history_len=self.history_len,
+            history_len=self.history_len - history,
             session_version=self.session_version,
+            session_rows=self.session_rows,
             questions=FrozenDict(self.questions),
             nested=FrozenDict(self.nested),
             owner=self._owner,
@@ -250,7 +254,7 @@ class AgentRun:
         pending: dict[str, PendingKind] = {}
         autonomy = self.ctx.autonomy
         for call in self.open_calls:
-            if call.name not in registry:
+            if call.name not in registry or refuse_path_id(call) is not None:
                 continue  # becomes an error result the model reads; nothing to approve
             tool = registry.get(call.name)
             if getattr(tool, "asks_human", False):
@@ -279,24 +283,13 @@ class AgentRun:
         self.decisions = decisions
         self.status = "running"
 
-    async def settle_interrupted(self, registry: ToolRegistry) -> bool:
-        """Settle the calls a crash interrupted (see :mod:`agentkit.agents.intents`),
-        before any call of the turn runs again; True when the run suspended for a
-        person to decide about calls that may have acted."""
-        interrupted, self.interrupted = self.interrupted, frozenset()
-        settled = await settle_interrupted(
-            self.ctx, self.key, self.open_calls, interrupted - set(self.answered), registry
+    async def abandon(self, call: ToolCall) -> None:
+        """An interrupted call that will not continue as it was: its intent goes, and a
+        sub-run it started is ended (see :func:`~agentkit.agents.nested.abandon_sub_run`)."""
+        await self.ctx.store.delete(intent_key(self.key, call.id))
+        await abandon_sub_run(
+            checkpointer_for(self.ctx), self.ctx.store, sub_run_key(self.key, call.id)
         )
-        self.answered.update(settled.answered)
-        if settled.unknown:
-            held: dict[str, PendingKind] = {
-                cid: kind for cid, kind in self.pending.items() if cid not in self.answered
-            }
-            held.update(dict.fromkeys(settled.unknown, "unknown_outcome"))
-            await self.suspend(held)
-            return True
-        await self.save()
-        return False
 
     # -- tools ----------------------------------------------------------------------
 
@@ -406,13 +399,16 @@ class AgentRun:
         self, call: ToolCall, registry: ToolRegistry
     ) -> tuple[ToolOutcome, ToolJob | None]:
         """What the call comes to under the person's decision, running it if it runs."""
+        slashed = refuse_path_id(call)
+        if slashed is not None:
+            return Answered(slashed, True), None
         kind = self.pending.get(call.id)
         if kind is None:
             arguments: Mapping[str, Any] = call.arguments
             note, answers = "", _NO_ANSWERS
             decision: Decision = _UNDECIDED
         else:
-            decided = self._decided(call, kind)
+            decided = await self._decided(call, kind)
             if not isinstance(decided, tuple):
                 return decided, None
             arguments, note, answers, decision = decided
@@ -430,13 +426,16 @@ class AgentRun:
         wake, below = None, _NO_ANSWERS
         if decision.kind == "sub_run":
             wake, below = self.nested.get(call.id), decision.decisions
+        again = call.id in self.rerun
+        if again:
+            self.rerun.discard(call.id)
         job = ToolJob(
             self.run_id, self.key, self.ctx.scope, self.ctx.autonomy, call, arguments,
-            self.agent.model, answers, wake, below, note=note,
+            self.agent.model, answers, wake, below, note=note, again=again,
         )
         return await self.effects.call_tool(job), job
 
-    def _decided(
+    async def _decided(
         self, call: ToolCall, kind: PendingKind
     ) -> ToolOutcome | tuple[Mapping[str, Any], str, Mapping[str, Any], Decision]:
         """A waiting call under its decision: its outcome when it does not run, else
@@ -455,9 +454,12 @@ class AgentRun:
             answers = _answers(self.questions.get(call.id), decision.reply)
         if kind == "nested" and not isinstance(decision, ForSubRun):
             return Parked(self.nested[call.id])  # not decided yet: it stays put
-        if kind == "unknown_outcome" and decision.kind in ("undecided", "reject"):
-            return Answered(unknown_outcome(call.name, "a person decided not to run it again"),
-                            True)
+        if kind == "unknown_outcome":
+            # Rejected, or run again afresh: either way what the crash left is not continued.
+            await self.abandon(call)
+            if decision.kind in ("undecided", "reject"):
+                why = "a person decided not to run it again"
+                return Answered(unknown_outcome(call.name, why), True)
         if kind == "approval" or kind == "unknown_outcome":
             if decision.kind in ("undecided", "reject"):
                 return Answered(_NOT_APPROVED.format(name=call.name), True)

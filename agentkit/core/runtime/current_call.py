@@ -41,6 +41,9 @@ class CurrentCall:
     None when the call starts afresh."""
     decisions: Mapping[str, Any] = field(default_factory=FrozenDict)
     """The decisions the woken sub-run continues with, by its own call ids."""
+    again: bool = False
+    """The call was interrupted by a crash and runs again: a sub-run it had started
+    continues from its checkpoint instead of starting afresh."""
 
 
 current_call: ContextVar[CurrentCall | None] = ContextVar("agentkit_current_call", default=None)
