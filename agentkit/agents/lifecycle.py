@@ -12,7 +12,7 @@ resume or recover the same run at once, one goes on and the other is refused wit
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agentkit.agents.conversation import Opening, commit_turn, continued, join_session, rejoined
 from agentkit.agents.decisions import checked, routed
@@ -27,6 +27,7 @@ from agentkit.core.contracts.errors import (
     RunError,
     RunNotResumable,
     RunTakenOver,
+    VersionConflict,
 )
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
@@ -45,15 +46,19 @@ __all__ = [
     "Cognition",
     "LifecycleAgent",
     "advance",
+    "claim_checkpoint",
     "continue_at",
     "decide",
     "fresh_state",
     "hosted_run",
+    "load_checkpoint",
     "memory_prompt",
     "open_run",
     "recover",
     "resume_run",
 ]
+
+T = TypeVar("T")
 
 _ADVANCING: set[str] = set()
 """Checkpoint keys of the runs this process is advancing now: a run whose checkpoint
@@ -81,17 +86,36 @@ class LifecycleAgent(RunAgent, Protocol):
     def history(self) -> HistoryPolicy | None: ...
 
 
-async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunState | None, int]:
-    """The run's checkpoint; a corrupt one raises :class:`CheckpointCorrupt` naming the run."""
+async def load_checkpoint(
+    checkpointer: Checkpointer, key: str, run_id: str, kind: type[T], what: str
+) -> tuple[T | None, int]:
+    """The checkpoint under ``key`` and its version; a corrupt one, or one that is not
+    a ``kind`` (``what`` names it), raises :class:`CheckpointCorrupt` naming the run."""
     try:
         state, version = await checkpointer.load(key)
     except CheckpointCorrupt as exc:
         raise exc.for_run(run_id) from None
-    if state is not None and not isinstance(state, RunState):
+    if state is not None and not isinstance(state, kind):
         raise CheckpointCorrupt(
-            key, f"expected an agent run's state, found a {type(state).__name__}", run_id=run_id
+            key, f"expected {what}, found a {type(state).__name__}", run_id=run_id
         )
     return state, version
+
+
+async def claim_checkpoint(
+    checkpointer: Checkpointer, key: str, state: Any, version: int, run_id: str, refusal: str
+) -> int:
+    """Claim a run by saving ``state`` over the ``version`` it was loaded at (a
+    compare-and-set); :class:`RunNotResumable` with ``refusal`` when another worker
+    wrote first. Returns the new version."""
+    try:
+        return await checkpointer.save(key, state, expected_version=version)
+    except VersionConflict:
+        raise RunNotResumable(run_id, refusal) from None
+
+
+async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunState | None, int]:
+    return await load_checkpoint(checkpointer, key, run_id, RunState, "an agent run's state")
 
 
 def fresh_state(

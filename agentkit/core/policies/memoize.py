@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
-from agentkit.core.contracts.types import ToolRequest
-from agentkit.core.policies._kept import NotKept, produce
+from agentkit.core.contracts.types import ToolRequest, Waiting
+from agentkit.core.policies._kept import NotKept
 from agentkit.core.policies._keys import hash_arguments
 
 if TYPE_CHECKING:
@@ -55,7 +55,9 @@ class _Memoize:
         produced: list[Any] = []
 
         async def run() -> Any:
-            value = await produce(call_next, request, ctx)
+            value = await call_next(request, ctx)
+            if type(value) is Waiting:
+                raise NotKept(value)  # it has no result yet: keep nothing
             produced.append(value)
             return value
 
