@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.agents.outcomes import Answered, Asked, Parked, ToolJob, ToolOutcome
+from agentkit.agents.outcomes import Answered, ToolJob, ToolOutcome
 from agentkit.agents.result import AgentResult
 from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
@@ -32,8 +32,6 @@ __all__ = [
 ]
 
 register(ChatRequest, tag="agentkit.ChatRequest")
-register(Asked, tag="agentkit.Asked")
-register(Parked, tag="agentkit.Parked")
 
 
 @dataclass(frozen=True, slots=True)
