@@ -37,6 +37,7 @@ from agentkit.core.contracts.errors import (
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.ports import Checkpointer, Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -223,7 +224,7 @@ class AgentRun:
             if call.name not in registry:
                 continue  # becomes an error result the model reads; nothing to approve
             tool = registry.get(call.name)
-            if getattr(tool, "asks_human", False):
+            if traits_of(tool).asks_human:
                 pending[call.id] = "input"
             elif should_gate(autonomy, bool(tool.requires_approval), _key_step(tool, call)):
                 pending[call.id] = "approval"
@@ -267,7 +268,7 @@ class AgentRun:
                 self.answered[call.id] = stored.outcome
                 continue
             tool = registry.get(call.name)
-            if getattr(tool, "idempotent", False):
+            if traits_of(tool).idempotent:
                 continue  # declared safe to repeat: it runs again
             replayed = await self._recorded_result(call, tool)
             if replayed is not None:
@@ -454,7 +455,7 @@ class AgentRun:
         if call.arguments_error is not None:
             accepted: tuple[str, ...] = ()
             if call.name in registry:
-                accepted = tuple(getattr(registry.get(call.name), "accepted_arguments", ()))
+                accepted = traits_of(registry.get(call.name)).accepted_arguments or ()
             refused = ToolArgumentError(
                 call.name,
                 invalid=[("arguments", call.arguments_error)],
@@ -519,10 +520,7 @@ def _key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
     tell that this particular call only reads (``is_read_only_call(arguments)``, as
     FileTool's ``view`` does)."""
-    if not tool.side_effecting:
-        return False
-    reads_only = getattr(tool, "is_read_only_call", None)
-    return not (callable(reads_only) and reads_only(call.arguments))
+    return not traits_of(tool).is_read_only_call(call.arguments)
 
 
 def validate_decisions(

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.traits import ToolTraits
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.core.runtime.context import RunContext
 
@@ -47,6 +48,7 @@ class AskHuman:
     requires_approval = False
     idempotent = False
     asks_human = True
+    traits = ToolTraits(side_effecting=False, asks_human=True, accepted_arguments=("question",))
 
     async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
         """Refuses: only an agent loop can wait for a human's answer."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
+from agentkit.core.contracts.traits import ToolTraits, traits_of
 
 if TYPE_CHECKING:
     from agentkit.core.contracts.ports import Tool
@@ -161,9 +162,9 @@ class ToolSchema:
 class ToolRequest:
     """A tool invocation on its way through the invoker's middleware chain.
 
-    The tool object is the declaration of record: middlewares read ``side_effecting``
-    from the request *or* the tool, since many call sites leave the request's flag at
-    its default.
+    The tool object is the declaration of record: middlewares read its :attr:`traits`,
+    and ``side_effecting`` from the request *or* the tool, since many call sites leave
+    the request's flag at its default.
     """
 
     name: str
@@ -185,9 +186,19 @@ class ToolRequest:
         object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolRequest"))
 
     @property
+    def traits(self) -> ToolTraits:
+        """The tool's declarations (:func:`~agentkit.core.contracts.traits.traits_of`);
+        a request without a tool declares nothing."""
+        tool = self.tool
+        return _NO_TOOL if tool is None else traits_of(tool)
+
+    @property
     def is_side_effecting(self) -> bool:
         """True when the request or the tool declares a side effect."""
-        return self.side_effecting or bool(getattr(self.tool, "side_effecting", False))
+        return self.side_effecting or self.traits.side_effecting
+
+
+_NO_TOOL = ToolTraits(side_effecting=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,10 +31,10 @@ def meter(
     ``output_reserve``) of output at ``prices``. After the call the reservation is
     released and the real cost charged: the provider's ``usage.cost_usd`` when it
     reports one (cache reads and writes priced as the provider bills them), else
-    ``prices``. A tool's cost is its
-    ``cost_usd`` attribute, when it declares one; a call replayed by ``idempotent()`` or
-    ``memoize()`` costs nothing. With a money ceiling, a model the price table does
-    not know is refused (:class:`UnpricedModel`) rather than run at an unknown cost.
+    ``prices``. A tool's cost is its traits' ``cost_usd`` (``@tool(cost_usd=...)``),
+    when it declares one; a call replayed by ``idempotent()`` or ``memoize()`` costs
+    nothing. With a money ceiling, a model the price table does not know is refused
+    (:class:`UnpricedModel`) rather than run at an unknown cost.
     """
     return _Meter(prices, output_reserve)
 
@@ -81,7 +81,7 @@ class _Meter:
             finally:
                 budget.release(held, cost_usd=cost)
         if isinstance(request, ToolRequest):
-            tool_cost = float(getattr(request.tool, "cost_usd", 0.0) or 0.0)
+            tool_cost = request.traits.cost_usd
             held = budget.admit(
                 f"tool call {request.name!r}", estimate_usd=tool_cost, depth=ctx.depth
             )
