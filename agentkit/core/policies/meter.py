@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import UnpricedModel
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage
-from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 
 if TYPE_CHECKING:
@@ -21,7 +20,7 @@ _DEFAULT_OUTPUT_RESERVE = 4096
 def meter(
     prices: PriceTable = DEFAULT_PRICES, *, output_reserve: int = _DEFAULT_OUTPUT_RESERVE
 ) -> _Meter:
-    """Enforce ``ctx.budget`` (a :class:`Budget`) on every call through the chain.
+    """Enforce ``ctx.budget`` (a :class:`Budget`, or any ``BudgetLedger``) on every call.
 
     Before a call: the call that would cross a ceiling (calls, depth, concurrency, or
     money including every in-flight call's worst case) is refused with
@@ -63,7 +62,7 @@ class _Meter:
 
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         budget = ctx.budget
-        if not isinstance(budget, Budget):
+        if budget is None:
             return await call_next(request, ctx)
         if isinstance(request, ChatRequest):
             if budget.max_cost_usd is not None and self._prices.price(request.model) is None:
