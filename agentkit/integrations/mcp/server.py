@@ -27,7 +27,7 @@ import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-import agentkit
+from agentkit import __version__
 from agentkit.agents.autonomy import should_gate
 from agentkit.agents.tool_messages import describe_failure
 from agentkit.core.contracts.errors import ToolNotFoundError
@@ -296,7 +296,7 @@ def build_server(
     served = _ServedTools(_registry(tools), RunContexts(factory), approve)
     server: Server[Any] = Server(
         name,
-        version=agentkit.__version__,
+        version=__version__,
         instructions=instructions,
         get_tool_input_schema=served.input_schema,
         on_list_tools=served.list_tools,

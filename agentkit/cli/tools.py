@@ -7,15 +7,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.core.contracts.ports import Tool
-from agentkit.core.contracts.traits import traits_of
-from agentkit.tool_modules import (
+from agentkit.cli.targets import (
     DEFINITION_PROBLEMS_STATUS,
     load_tools,
     print_problems,
     short_path,
     source_of,
 )
+from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.tools.registry import is_bare_function_tool
 
 __all__ = ["ToolReport", "inspect_command", "report"]
