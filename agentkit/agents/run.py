@@ -226,7 +226,7 @@ class AgentRun:
             tool = registry.get(call.name)
             if traits_of(tool).asks_human:
                 pending[call.id] = "input"
-            elif should_gate(autonomy, bool(tool.requires_approval), _key_step(tool, call)):
+            elif should_gate(autonomy, traits_of(tool).requires_approval, _key_step(tool, call)):
                 pending[call.id] = "approval"
         return pending
 

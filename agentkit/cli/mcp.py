@@ -24,6 +24,7 @@ from agentkit.cli.targets import (
     print_problems,
 )
 from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.integrations.mcp.http_access import check_exposure, transport_security
 from agentkit.integrations.mcp.server import parse_host_port, serve
 
@@ -119,7 +120,7 @@ def _server_name(loaded: LoadedTools) -> str:
 
 def _note_unapprovable(tools: tuple[Tool, ...], target: str) -> None:
     """Say at start-up which tools need a person's approval, and what that means here."""
-    held = [tool.name for tool in tools if tool.requires_approval]
+    held = [tool.name for tool in tools if traits_of(tool).requires_approval]
     if held:
         print(
             f"agentkit mcp serve: {held} need a human's approval: each call is put to the "
