@@ -268,6 +268,30 @@ class Agent:
     ) -> AgentResult:
         return await self._resume(ctx.correlation_id, decisions, ctx, None, key=key)
 
+    async def _continue_at(self, key: str, task: str, ctx: RunContext) -> AgentResult:
+        """The sub-run under ``key`` whose delegating call runs again after a crash:
+        recovered if it was running (its interrupted calls settled by their intents),
+        its result as checkpointed if it had suspended or ended, started afresh if it
+        never saved a step or ended by raising (its failure was the call's outcome, and
+        a failed call runs again from the start)."""
+        checkpointer = _checkpointer(ctx)
+        state, version = await _load(checkpointer, key, ctx.correlation_id)
+        # A checkpoint for another task is an earlier call's that reused this call id.
+        if (
+            state is None
+            or state.agent != self.name
+            or self._task_of(state) != task
+            or state.status == "error"
+        ):
+            return await self._start_at(key, task, ctx)
+        if state.status == "running":
+            return await self._recover(ctx.correlation_id, ctx, key=key)
+        run = AgentRun(self, ctx, state, key=key, version=version, checkpointer=checkpointer)
+        if state.status == "complete":
+            final = next(m.content for m in reversed(state.messages) if m.role == "assistant")
+            run.output = final if self.output_spec is None else self.output_spec.parse(final)
+        return run.result()
+
     async def _start(
         self,
         task: str,
@@ -280,7 +304,7 @@ class Agent:
         opening = opening or Opening()
         checkpointer = _checkpointer(ctx)
         # A delegated run's key names the call that starts it: starting that call
-        # (again, after a crash) starts the sub-run afresh.
+        # again starts the sub-run afresh (after a crash, _continue_at continues it).
         fresh = key is not None
         key = key or self._key(ctx)
         existing, version = await _load(checkpointer, key, ctx.correlation_id)
@@ -461,8 +485,23 @@ class Agent:
         run over bumps its checkpoint version, so if that worker was alive after all,
         its next save raises :class:`RunTakenOver` and it stops: one writer per run.
         ``session=`` and ``settings=`` as for :meth:`resume`.
+
+        A delegating call the crash interrupted that may run again (declared
+        idempotent, or not side-effecting) continues its sub-run from the sub-run's
+        checkpoint; one answered as "outcome unknown" ends its sub-run.
         """
-        state, version, key = await self._claim(run_id, ctx, want="running")
+        return await self._recover(run_id, ctx, session, settings)
+
+    async def _recover(
+        self,
+        run_id: str,
+        ctx: RunContext,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
+        *,
+        key: str | None = None,
+    ) -> AgentResult:
+        state, version, key = await self._claim(run_id, ctx, want="running", key=key)
         state = continued(state, session, settings)
         if state.owner and owner_alive(state.owner) and (
             state.owner != this_owner() or key in _ADVANCING

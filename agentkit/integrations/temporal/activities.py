@@ -17,7 +17,14 @@ from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scop
 from agentkit.core.policies.budget import Budget
 from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
-from agentkit.integrations.temporal._values import error_fields, pack, unpack
+from agentkit.integrations.temporal._values import (
+    PayloadTooLarge,
+    RunOptions,
+    error_fields,
+    pack,
+    pack_within,
+    unpack,
+)
 from agentkit.integrations.temporal.workflow import (
     MODEL_ACTIVITY,
     SESSION_COMMIT_ACTIVITY,
@@ -32,6 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["AgentActivities", "run_budget", "run_context"]
 
 T = TypeVar("T")
+
+_LIMIT = RunOptions().max_payload_bytes
+"""The limit for jobs scheduled before runs named theirs."""
 
 
 def run_budget(
@@ -111,6 +121,15 @@ async def _heartbeating(work: Awaitable[T]) -> T:
         beating.cancel()
 
 
+def _too_large(tool: str, size: int, limit: int) -> str:
+    return (
+        f"The call to {tool!r} ran once, but its result is {size:,} bytes, over the "
+        f"{limit:,}-byte limit on one value passed through Temporal, so it was dropped; "
+        "the call is not run again. Ask for a smaller result (a part, a summary, or a "
+        "reference to where it is stored)."
+    )
+
+
 class AgentActivities:
     """The model and tool activities for the agents a worker hosts."""
 
@@ -151,7 +170,14 @@ class AgentActivities:
             )
         except RunError as exc:
             return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
-        return pack({"result": result, "spent": _spent_since(ctx.budget, spent)})
+        used = _spent_since(ctx.budget, spent)
+        try:
+            return pack_within({"result": result, "spent": used}, job.get("limit", _LIMIT),
+                               ctx.correlation_id,
+                               f"the answer of a call to model {request.model!r}")
+        except PayloadTooLarge as exc:
+            # Final, not transient: the same answer would be refused on every attempt.
+            return pack({"stop": error_fields(exc), "spent": used})
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
@@ -180,8 +206,16 @@ class AgentActivities:
                 True,
                 (),
             )
-        return pack({"content": content, "is_error": is_error, "attachments": attached,
-                     "spent": _spent_since(ctx.budget, spent)})
+        used = _spent_since(ctx.budget, spent)
+        answer = {"content": content, "is_error": is_error, "attachments": attached,
+                  "spent": used}
+        limit = job.get("limit", _LIMIT)
+        text = pack(answer)
+        if len(text) <= limit:
+            return text
+        # The call ran: say so, so it is neither retried nor reported as unknown.
+        return pack({"content": _too_large(call.name, len(text), limit), "is_error": True,
+                     "attachments": (), "spent": used})
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:
