@@ -238,10 +238,11 @@ class AgentRun:
         for call in self.open_calls:
             if call.name not in registry or refuse_path_id(call) is not None:
                 continue  # becomes an error result the model reads; nothing to approve
-            tool = registry.get(call.name)
-            if traits_of(tool).asks_human:
+            traits = traits_of(registry.get(call.name))
+            key_step = not traits.is_read_only_call(call.arguments)
+            if traits.asks_human:
                 pending[call.id] = "input"
-            elif should_gate(autonomy, traits_of(tool).requires_approval, _key_step(tool, call)):
+            elif should_gate(autonomy, traits.requires_approval, key_step):
                 pending[call.id] = "approval"
         return pending
 
@@ -541,7 +542,8 @@ def _key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
     tell that this particular call only reads (``is_read_only_call(arguments)``, as
     FileTool's ``view`` does)."""
-    return not traits_of(tool).is_read_only_call(call.arguments)
+    traits = traits_of(tool)
+    return traits.side_effecting and not traits.is_read_only_call(call.arguments)
 
 
 def validate_decisions(

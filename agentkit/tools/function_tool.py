@@ -35,6 +35,7 @@ class _Missing:
         return "<missing>"
 
 
+_FLAGS = frozenset({"side_effecting", "requires_approval"})
 _INFER: Any = _Infer()
 _MISSING: Any = _Missing()
 
@@ -101,7 +102,9 @@ class FunctionTool:
         "fn",
         "name",
         "output_schema",
+        "requires_approval",
         "schema",
+        "side_effecting",
         "traits",
         "url_arg",
     )
@@ -112,6 +115,8 @@ class FunctionTool:
     output_schema: Any
     traits: ToolTraits
     """Everything the tool declares, filled once here; the flags below read it."""
+    side_effecting: bool
+    requires_approval: bool
     url_arg: str | tuple[str, ...] | None
 
     def __init__(
@@ -131,12 +136,9 @@ class FunctionTool:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool wraps a callable, got {fn!r}")
         self.name = _tool_name(fn, name)
-        for keyword, flag in (
-            ("side_effecting", side_effecting),
-            ("idempotent", idempotent),
-            ("requires_approval", requires_approval),
-        ):
-            _require_bool(self.name, keyword, flag)
+        self.side_effecting = _require_bool(self.name, "side_effecting", side_effecting)
+        _require_bool(self.name, "idempotent", idempotent)
+        self.requires_approval = _require_bool(self.name, "requires_approval", requires_approval)
         advertise = _require_bool(self.name, "advertise", advertise)
         self.description = describe_tool(self.name, getattr(fn, "__doc__", None), description)
         info = analyse_signature(fn, self.name)
@@ -197,29 +199,17 @@ class FunctionTool:
             cost_usd=cost_usd,
         )
 
-    @property
-    def side_effecting(self) -> bool:
-        """The tool changes the world (``traits.side_effecting``)."""
-        return self.traits.side_effecting
-
-    @side_effecting.setter
-    def side_effecting(self, value: bool) -> None:
-        # The Protocol's flags stay assignable; the traits remain the one record.
-        self.traits = replace(self.traits, side_effecting=value)
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The Protocol's two flags are plain attributes, read on every call, and stay
+        # assignable; an assignment replaces the traits too, which remain the record.
+        if name in _FLAGS and hasattr(self, "traits"):
+            object.__setattr__(self, "traits", replace(self.traits, **{name: value}))
+        object.__setattr__(self, name, value)
 
     @property
     def idempotent(self) -> bool:
         """A retry is safe (``traits.idempotent``)."""
         return self.traits.idempotent
-
-    @property
-    def requires_approval(self) -> bool:
-        """Every call waits for a person (``traits.requires_approval``)."""
-        return self.traits.requires_approval
-
-    @requires_approval.setter
-    def requires_approval(self, value: bool) -> None:
-        self.traits = replace(self.traits, requires_approval=value)
 
     @property
     def cost_usd(self) -> float:

@@ -87,6 +87,9 @@ class ToolTraits:
 # that cannot be weakly referenced (or hashed) is kept, with its traits, by id.
 _derived: weakref.WeakKeyDictionary[Any, ToolTraits] = weakref.WeakKeyDictionary()
 _derived_by_id: dict[int, tuple[Any, ToolTraits]] = {}
+# Whether a tool class declares ``traits``, asked once per class: this sits on every
+# tool call's path, where a subscript costs less than hasattr().
+_declares: dict[type, bool] = {}
 
 
 def traits_of(tool: Any) -> ToolTraits:
@@ -100,11 +103,16 @@ def traits_of(tool: Any) -> ToolTraits:
     first time; a tool whose declarations change afterwards declares ``traits`` instead.
     Raises :class:`ToolDefinitionError` for a declaration of the wrong kind.
     """
-    # The class, not the object: a wrapper that forwards attribute access to another
-    # tool (``__getattr__``) declares its own attributes, not the wrapped tool's traits.
-    if hasattr(type(tool), "traits"):
+    cls = type(tool)
+    try:
+        declares = _declares[cls]
+    except KeyError:
+        # The class, not the object: a wrapper that forwards attribute access to another
+        # tool (``__getattr__``) declares its own attributes, not the wrapped tool's traits.
+        declares = _declares[cls] = hasattr(cls, "traits")
+    if declares:
         declared = tool.traits
-        if isinstance(declared, ToolTraits):
+        if type(declared) is ToolTraits or isinstance(declared, ToolTraits):
             return declared
         raise ToolDefinitionError(
             f"tool {_name(tool)!r}: traits must be a ToolTraits, got {declared!r}"

@@ -181,16 +181,14 @@ class ToolRequest:
     """A step that changes the world (copied from ``side_effecting`` by the agent loop)."""
     meta: dict[str, Any] = field(default_factory=dict, kw_only=True, compare=False)
     """Per-call signals between middlewares, e.g. ``meta["idempotency"] = "replayed"``."""
+    traits: ToolTraits = field(init=False, repr=False, compare=False)
+    """The tool's declarations (:func:`~agentkit.core.contracts.traits.traits_of`), read
+    once here for every middleware; a request without a tool declares nothing."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolRequest"))
-
-    @property
-    def traits(self) -> ToolTraits:
-        """The tool's declarations (:func:`~agentkit.core.contracts.traits.traits_of`);
-        a request without a tool declares nothing."""
         tool = self.tool
-        return _NO_TOOL if tool is None else traits_of(tool)
+        object.__setattr__(self, "traits", _NO_TOOL if tool is None else traits_of(tool))
 
     @property
     def is_side_effecting(self) -> bool:
