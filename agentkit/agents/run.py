@@ -66,7 +66,6 @@ from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
-    from agentkit.state.sessions import SessionRecord
     from agentkit.tools.registry import ToolRegistry
 
 __all__ = ["AgentRun", "EventSink", "validate_decisions"]
@@ -112,7 +111,7 @@ class AgentRun:
         self.session = state.session
         self.history_len = state.history_len
         self.session_version = state.session_version
-        self.loaded_session: SessionRecord | None = None
+        self.session_rows = state.session_rows
         self.questions: dict[str, Any] = dict(state.questions)
         self._asked: dict[str, Any] = {}
         self.extra_system = ""
@@ -132,12 +131,13 @@ class AgentRun:
     # -- checkpoints ----------------------------------------------------------------
 
     def snapshot(self) -> RunState:
-        """The run as a frozen checkpoint."""
+        """The run as a frozen checkpoint (without the history, when the session keeps it)."""
+        history = self.history_len if self.session_rows else 0
         return RunState(
             run_id=self.run_id,
             agent=self.agent.name,
             status=self.status,
-            messages=tuple(self.messages),
+            messages=tuple(self.messages[history:]),
             usage=self.usage,
             steps=self.steps,
             open_calls=self.open_calls,
@@ -147,8 +147,9 @@ class AgentRun:
             repairs=self.repairs,
             settings=self.settings,
             session=self.session,
-            history_len=self.history_len,
+            history_len=self.history_len - history,
             session_version=self.session_version,
+            session_rows=self.session_rows,
             questions=FrozenDict(self.questions),
             nested=FrozenDict(self.nested),
             owner=self._owner,

@@ -5,7 +5,7 @@ The runtime and the agent loop only ever talk to these; concrete backends are ad
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -97,6 +97,10 @@ class Store(Protocol):
 
     async def get_versioned(self, key: str) -> tuple[Any, int]:
         """``(value, version)`` under ``key``; ``(None, 0)`` when nothing was ever written."""
+        ...
+
+    async def get_versioned_many(self, keys: Sequence[str]) -> tuple[tuple[Any, int], ...]:
+        """``get_versioned`` of each of ``keys``, in their order, in one round trip."""
         ...
 
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:

@@ -6,6 +6,7 @@ Argument objects are frozen deeply (see :mod:`agentkit.core.contracts.frozen`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -82,8 +83,25 @@ class Scope:
                 )
 
     def key(self) -> str:
-        """A stable string form, e.g. ``"org7:dom1"``; distinct scopes have distinct keys."""
-        return f"org{self.org_id}:dom{self.domain_id}"
+        """A stable string form, e.g. ``"org7:dom1"``; distinct scopes have distinct keys.
+
+        An int id and a string id are written as they are (``Scope("acme", "support")``
+        is ``"orgacme:domsupport"``), except a string that spells an int's decimal form,
+        which would share that int's key: it is marked with ``#`` (``Scope("1", "2")``
+        is ``"org#1:dom#2"``, another tenant than ``Scope(1, 2)``), and a string that
+        starts with ``#`` gets a second one, so no string id can spell another's key.
+        """
+        return f"org{_key_part(self.org_id)}:dom{_key_part(self.domain_id)}"
+
+
+_INT_TEXT = re.compile(r"0|-?[1-9][0-9]*")
+"""What ``str()`` of an int looks like: the strings a key could confuse with one."""
+
+
+def _key_part(value: int | str) -> str:
+    if isinstance(value, str) and (value.startswith("#") or _INT_TEXT.fullmatch(value)):
+        return "#" + value
+    return str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +120,14 @@ class Usage:
     """Price of the call in US dollars, when a price is known."""
     requests: int = 0
     """Model requests made."""
+    unpriced_models: tuple[str, ...] = field(default=(), kw_only=True)
+    """Models called here whose price was unknown: their tokens are counted, their cost
+    is not, so while this is non-empty ``cost_usd`` is only a lower bound."""
 
     def __add__(self, other: Usage) -> Usage:
+        unpriced = self.unpriced_models
+        if other.unpriced_models:
+            unpriced = tuple(dict.fromkeys((*unpriced, *other.unpriced_models)))
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -111,6 +135,7 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             requests=self.requests + other.requests,
+            unpriced_models=unpriced,
         )
 
     @property

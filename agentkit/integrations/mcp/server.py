@@ -40,7 +40,7 @@ from agentkit.core.runtime.reporting import reporting_to
 from agentkit.integrations.mcp.contexts import ContextFactory, RunContexts, default_contexts
 from agentkit.integrations.mcp.mcp_tool import REQUIRES_APPROVAL_META
 from agentkit.integrations.mcp.results import to_call_result
-from agentkit.integrations.mcp.schemas import mcp_input_schema
+from agentkit.integrations.mcp.schemas import mcp_input_schema, tool_closed_structs
 from agentkit.integrations.mcp.served_call import ServedCall, set_log_level
 from agentkit.tools.declarations.adapt import adapt, is_structured, thaw
 from agentkit.tools.registry import ToolRegistry
@@ -92,7 +92,10 @@ class _ServedTools:
         self._tools = {tool.name: tool for tool in _advertised(registry)}
         self._contexts = contexts
         self._approve = approve
-        described = {name: _describe(tool) for name, tool in self._tools.items()}
+        # Read once: which nested structs each tool refuses undeclared keys in.
+        self._closed = {name: tool_closed_structs(tool) for name, tool in self._tools.items()}
+        described = {name: _describe(tool, self._closed[name])
+                     for name, tool in self._tools.items()}
         self._listing = types.ListToolsResult(tools=list(described.values()))
         # ask_human is answered through elicitation: a client that cannot elicit is not
         # offered it.
@@ -112,7 +115,7 @@ class _ServedTools:
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self._tools.get(name)
         return None if tool is None or tool.schema is None else mcp_input_schema(
-            tool.schema.parameters
+            tool.schema.parameters, closed=self._closed[name]
         )
 
     async def set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -236,7 +239,7 @@ def _advertised(registry: ToolRegistry) -> list[Tool]:
     return [tool for tool in registry if tool.schema is not None]
 
 
-def _describe(tool: Tool) -> types.Tool:
+def _describe(tool: Tool, closed: frozenset[str]) -> types.Tool:
     schema = tool.schema
     assert schema is not None
     traits = traits_of(tool)
@@ -244,7 +247,7 @@ def _describe(tool: Tool) -> types.Tool:
     return types.Tool(
         name=schema.name,
         description=schema.description,
-        input_schema=mcp_input_schema(schema.parameters),
+        input_schema=mcp_input_schema(schema.parameters, closed=closed),
         output_schema=_output_schema(tool),
         annotations=types.ToolAnnotations(
             read_only_hint=not side_effecting,
