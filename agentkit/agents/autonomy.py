@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import Autonomy, ToolCall
 
 __all__ = ["Autonomy", "key_step", "should_gate"]
@@ -32,9 +33,5 @@ def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: boo
 
 def key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
-    tell that this particular call only reads (``is_read_only_call(arguments)``, as
-    FileTool's ``view`` does)."""
-    if not tool.side_effecting:
-        return False
-    reads_only = getattr(tool, "is_read_only_call", None)
-    return not (callable(reads_only) and reads_only(call.arguments))
+    tell that this particular call only reads (as FileTool's ``view`` does)."""
+    return not traits_of(tool).is_read_only_call(call.arguments)

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentkit.agents.autonomy import key_step, should_gate
+from agentkit.agents.autonomy import should_gate
 from agentkit.agents.decisions import (
     AnswerText,
     Decision,
@@ -37,21 +37,14 @@ from agentkit.agents.events import (
 )
 from agentkit.agents.intents import intent_key, unknown_outcome
 from agentkit.agents.nested import abandon_sub_run, refuse_path_id, sub_run_key, suspension
-from agentkit.agents.outcomes import (
-    Answered,
-    Asked,
-    Parked,
-    Stopped,
-    ToolJob,
-    ToolOutcome,
-    Unknown,
-)
+from agentkit.agents.outcomes import Answered, Asked, Parked, Stopped, ToolJob, ToolOutcome, Unknown
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import RunState, RunStatus, SubRun
 from agentkit.agents.tool_messages import describe_failure
 from agentkit.core.contracts.errors import OutputCoercionError, ToolArgumentError
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -256,10 +249,11 @@ class AgentRun:
         for call in self.open_calls:
             if call.name not in registry or refuse_path_id(call) is not None:
                 continue  # becomes an error result the model reads; nothing to approve
-            tool = registry.get(call.name)
-            if getattr(tool, "asks_human", False):
+            traits = traits_of(registry.get(call.name))
+            changes = not traits.is_read_only_call(call.arguments)
+            if traits.asks_human:
                 pending[call.id] = "input"
-            elif should_gate(autonomy, bool(tool.requires_approval), key_step(tool, call)):
+            elif should_gate(autonomy, traits.requires_approval, changes):
                 pending[call.id] = "approval"
         return pending
 
@@ -415,7 +409,7 @@ class AgentRun:
         if call.arguments_error is not None:
             accepted: tuple[str, ...] = ()
             if call.name in registry:
-                accepted = tuple(getattr(registry.get(call.name), "accepted_arguments", ()))
+                accepted = traits_of(registry.get(call.name)).accepted_arguments or ()
             refused = ToolArgumentError(
                 call.name,
                 invalid=[("arguments", call.arguments_error)],

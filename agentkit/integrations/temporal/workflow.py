@@ -26,6 +26,7 @@ from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -176,7 +177,7 @@ class TemporalEffects:
             # Unknown tools are answered without a worker: nothing runs.
             return await execute_tool_call(self.ctx, job, registry)
         tool = registry.get(call.name)
-        once = bool(tool.side_effecting) and not getattr(tool, "idempotent", False)
+        once = traits_of(tool).side_effecting and not traits_of(tool).idempotent
         options = self.options
         payload = pack_within(
             job_fields(self.agent.name, replace(job, spent=self.spent),

@@ -19,7 +19,7 @@ def checkpointer_for(ctx: RunContext) -> Checkpointer:
     if checkpointer is None:
         return StoreCheckpointer(ctx.store)
     assert hasattr(checkpointer, "save"), f"ctx.checkpointer {checkpointer!r} is not a Checkpointer"
-    return checkpointer  # type: ignore[no-any-return]
+    return checkpointer
 
 
 def missing_checkpoint_hint(checkpointer: object) -> str:

@@ -1,25 +1,4 @@
-"""The store format: versioned JSON for every value agentkit writes to a store.
-
-Checkpoints, idempotency records, audit entries and intents are written as JSON text in
-an envelope that names the format version::
-
-    {"agentkit": 1, "value": ...}
-
-Plain JSON values stand for themselves (a JSON array is a ``list``, an object with
-string keys a ``dict``). Everything else is an object with a ``"$"`` tag: ``tuple``,
-``frozendict``, ``set``, ``frozenset``, ``bytes`` and ``bytearray`` (base64), ``dict``
-(non-string keys, or a ``"$"`` key), ``float`` (NaN and the infinities), ``datetime``,
-``date``, ``time``, ``timedelta``, ``decimal``, ``uuid``, and agentkit's own values
-(``agentkit.Message``, ``agentkit.RunState``, ...) whose fields sit beside the tag,
-defaults left out.
-
-Reading never imports or executes anything the data names: a tag is looked up in a
-registry of codecs filled by code (agentkit's, and yours through :func:`register`). A
-tag of agentkit's own whose module is not loaded yet loads that module from a fixed
-table (:mod:`agentkit.state._codec_types`), so a process that only opened a store
-still reads a checkpoint. Anything
-that does not decode is :class:`CheckpointCorrupt`, naming the key and what was wrong.
-"""
+"""The store format's encoder and decoder (see :mod:`agentkit.state.codec`)."""
 
 from __future__ import annotations
 
@@ -38,7 +17,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.state._codec_types import AGENTKIT_TYPES as _AGENTKIT_TYPES
+from agentkit.state.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
 
 __all__ = ["FORMAT_VERSION", "dumps", "loads", "register"]
 
