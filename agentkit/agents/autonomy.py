@@ -34,4 +34,5 @@ def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: boo
 def key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
     tell that this particular call only reads (as FileTool's ``view`` does)."""
-    return not traits_of(tool).is_read_only_call(call.arguments)
+    traits = traits_of(tool)
+    return traits.side_effecting and not traits.is_read_only_call(call.arguments)

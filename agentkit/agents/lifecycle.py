@@ -114,8 +114,7 @@ async def claim_checkpoint(
         raise RunNotResumable(run_id, refusal) from None
 
 
-async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunState | None, int]:
-    return await load_checkpoint(checkpointer, key, run_id, RunState, "an agent run's state")
+_A_RUN = "an agent run's state"
 
 
 def fresh_state(
@@ -230,7 +229,8 @@ async def open_run(
     checkpointer = checkpointer_for(ctx)
     fresh = key is not None
     key = key or _top_key(agent, ctx)
-    existing, version = await _load(checkpointer, key, ctx.correlation_id)
+    run_id = ctx.correlation_id
+    existing, version = await load_checkpoint(checkpointer, key, run_id, RunState, _A_RUN)
     if not fresh and existing is not None and existing.status not in TERMINAL:
         raise RunNotResumable(
             ctx.correlation_id,
@@ -268,7 +268,7 @@ async def _loaded(
     session run is taken too (its turn may not be in the session yet)."""
     checkpointer = checkpointer_for(ctx)
     key = key or f"{run_id}:{agent.name}"
-    state, version = await _load(checkpointer, key, run_id)
+    state, version = await load_checkpoint(checkpointer, key, run_id, RunState, _A_RUN)
     if state is None:
         raise RunNotResumable(
             run_id,
@@ -386,7 +386,7 @@ async def continue_at(
     saved a step or ended by raising (its failure was the call's outcome, and a failed
     call runs again from the start)."""
     checkpointer = checkpointer_for(ctx)
-    state, version = await _load(checkpointer, key, ctx.correlation_id)
+    state, version = await load_checkpoint(checkpointer, key, ctx.correlation_id, RunState, _A_RUN)
     # A checkpoint for another task is an earlier call's that reused this call id.
     if (
         state is None

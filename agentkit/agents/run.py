@@ -318,9 +318,6 @@ class AgentRun:
             # CancelledError must still stop the run, as it does when it runs alone.
             if any(task.cancelled() for task in tasks):
                 raise asyncio.CancelledError
-        await self._settle_turn(outcomes)
-
-    async def _settle_turn(self, outcomes: Mapping[str, ToolOutcome]) -> None:
         waiting: dict[str, ToolOutcome] | None = None
         for call_id, outcome in outcomes.items():
             if outcome.kind != "answered":
