@@ -18,9 +18,9 @@ _SPEC = re.compile(r"\b(?:anthropic|openai):[A-Za-z0-9][A-Za-z0-9.-]*(?:@https?:
 
 def _texts() -> dict[str, str]:
     paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    # The price table and the prompt-cache minimums list every model they know, not
-    # examples.
-    tables = ("prices.py", "_prompt_cache.py")
+    # The price table, the prompt-cache minimums and the model families list every model
+    # they know, not examples.
+    tables = ("prices.py", "_prompt_cache.py", "_model_families.py")
     paths += [p for p in sorted((ROOT / "agentkit").rglob("*.py")) if p.name not in tables]
     return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in paths}
 
