@@ -30,13 +30,10 @@ wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -50,17 +47,12 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
-from agentkit.providers._errors import (
-    ErrorReply,
-    MalformedReply,
-    ProviderCall,
-    StreamTruncated,
-    missing_extra,
-)
+from agentkit.providers._errors import ErrorReply, MalformedReply, ProviderCall, StreamTruncated
 from agentkit.providers._json import arguments_from_text, arguments_from_value
 from agentkit.providers._media import native_image
+from agentkit.providers._openai_client import CacheKey, OpenAIConnection, default_cache_key
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
-from agentkit.providers._sdk import SdkClients, client_options, priced
+from agentkit.providers._sdk import priced
 from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
@@ -306,46 +298,6 @@ class _Assembly:
         )
 
 
-# What a server that needs no key (Ollama, vLLM, llama.cpp) is sent: the SDK insists on
-# some key, and these servers ignore the Authorization header.
-_NO_KEY = "no-key"
-
-
-def _api_key(api_key: str | None, base_url: str | None) -> str | None:
-    """The key to give the SDK: ``api_key``, else ``OPENAI_API_KEY`` (None lets the SDK
-    read it), else a placeholder when a server address is set; with neither a key nor an
-    address, the same one-line error as the Anthropic provider."""
-    if api_key is not None or os.environ.get("OPENAI_API_KEY"):
-        return api_key
-    if base_url is not None or os.environ.get("OPENAI_BASE_URL"):
-        return _NO_KEY
-    raise ProviderError(
-        "openai: no credentials: set OPENAI_API_KEY or pass OpenAILLM(api_key=...) (a "
-        "local OpenAI-compatible server needs only its address: openai:MODEL@http://HOST/v1)",
-        provider="openai",
-        transient=False,
-        kind="authentication",
-    )
-
-
-_OPENAI_HOSTS = ("api.openai.com",)
-"""Where ``prompt_cache_key="auto"`` sends a key: servers known to accept the field."""
-
-CacheKey = str | Callable[[ChatRequest, "RunContext"], str | None] | None
-"""``OpenAILLM(prompt_cache_key=...)``: ``"auto"``, a fixed key, a function of the request
-and context, or None."""
-
-
-def default_cache_key(request: ChatRequest, ctx: RunContext) -> str | None:
-    """The ``prompt_cache_key`` for ``request``: one per agent and scope, so that every
-    run of an agent for one tenant shares the cache of its tools and instructions. None
-    for a request no agent made. The names are hashed: the key names no one."""
-    if not request.agent:
-        return None
-    digest = hashlib.sha256(f"{request.agent}\0{ctx.scope.key()}".encode()).hexdigest()
-    return f"agentkit-{digest[:32]}"
-
-
 class OpenAILLM:
     """A model behind OpenAI Chat Completions, OpenAI's own or any compatible server.
 
@@ -376,44 +328,21 @@ class OpenAILLM:
         client: Any = None,
         prompt_cache_key: CacheKey = "auto",
     ) -> None:
-        if not (prompt_cache_key is None or isinstance(prompt_cache_key, str)
-                or callable(prompt_cache_key)):
-            raise TypeError(
-                "OpenAILLM(prompt_cache_key=...) takes 'auto', a key string, a function "
-                f"(request, ctx) -> str | None, or None; got {prompt_cache_key!r}"
-            )
+        self._connection = OpenAIConnection(
+            "OpenAILLM", api_key=api_key, base_url=base_url, timeout=timeout,
+            max_retries=max_retries, client=client, prompt_cache_key=prompt_cache_key,
+        )
+        self._clients = self._connection.clients
+        self.client = self._connection.client
         self.prompt_cache_key = prompt_cache_key
-        if client is None:
-            try:
-                import openai
-            except ImportError:
-                raise missing_extra("OpenAI", "openai") from None
-            options = client_options(
-                _api_key(api_key, base_url), base_url, timeout, max_retries
-            )
-            client = openai.AsyncOpenAI(**options)
-            self._clients = SdkClients(client, retries_chosen=max_retries is not None)
-        else:
-            self._clients = SdkClients(client, retries_chosen=True)
-        self.client = client
         self.prices = prices
-        host = getattr(getattr(client, "base_url", None), "host", None)
-        self._openai_itself = host in _OPENAI_HOSTS
-
-    def _cache_key(self, request: ChatRequest, ctx: RunContext) -> str | None:
-        chosen = self.prompt_cache_key
-        if chosen == "auto":
-            return default_cache_key(request, ctx) if self._openai_itself else None
-        if chosen is None or isinstance(chosen, str):
-            return chosen
-        return chosen(request, ctx)
 
     def _params(self, request: ChatRequest, ctx: RunContext) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": model_id(request.model),
             "messages": openai_messages(request.system, request.messages),
         }
-        key = self._cache_key(request, ctx)
+        key = self._connection.cache_key(request, ctx)
         if key:
             params["prompt_cache_key"] = key
         if request.tools:
