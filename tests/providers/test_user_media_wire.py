@@ -11,9 +11,10 @@ from agentkit.core.contracts.errors import UnsupportedMedia
 from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.types import ChatRequest, Message
 from agentkit.core.testing import make_test_ctx
-from agentkit.providers import AnthropicLLM
+from agentkit.providers import AnthropicLLM, OpenAIResponsesLLM
 
 from .conftest import Reply, WireServer
+from .fake_responses import check_request, reply, text
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
 PDF = b"%PDF-1.7\n" + bytes(100)
@@ -31,6 +32,10 @@ ANTHROPIC_OK = Reply(body={
 })
 def anthropic(wire: WireServer) -> AnthropicLLM:
     return AnthropicLLM(api_key="k", base_url=wire.url, max_retries=0, cache=None)
+
+
+def responses(wire: WireServer) -> OpenAIResponsesLLM:
+    return OpenAIResponsesLLM(api_key="sk-test", base_url=f"{wire.url}/v1", max_retries=0)
 
 
 async def test_anthropic_takes_image_and_document_blocks(wire: WireServer) -> None:
@@ -51,6 +56,29 @@ async def test_anthropic_takes_image_and_document_blocks(wire: WireServer) -> No
     ]}]
 
 
+async def test_the_responses_api_takes_input_image_and_input_file_parts(
+    wire: WireServer,
+) -> None:
+    wire.reply(reply([text("A harbour.")], model="gpt-4.1"))
+    report = Message("user", "", attachments=(File.from_url("https://example.com/q3.pdf"),))
+    await responses(wire).chat(ChatRequest(model="gpt-4.1", messages=(ASK, report)),
+                               make_test_ctx())
+    body = check_request(wire.bodies()[0])
+    assert body["input"] == [
+        {"role": "user", "content": [
+            {"type": "input_text", "text": "What do these show?"},
+            {"type": "input_image", "image_url": f"data:image/png;base64,{PNG64}",
+             "detail": "auto"},
+            {"type": "input_image", "image_url": JPEG_URL, "detail": "auto"},
+            {"type": "input_file", "filename": "contract.pdf",
+             "file_data": f"data:application/pdf;base64,{PDF64}"},
+        ]},
+        {"role": "user", "content": [
+            {"type": "input_file", "file_url": "https://example.com/q3.pdf"},
+        ]},
+    ]
+
+
 @pytest.mark.parametrize(
     ("provider", "media", "message"),
     [
@@ -65,12 +93,17 @@ async def test_anthropic_takes_image_and_document_blocks(wire: WireServer) -> No
          "5,242,881 bytes; it accepts images (image/png, image/jpeg, image/gif, image/webp; "
          "bytes or URL), PDF documents (application/pdf; bytes or URL) and plain-text "
          "documents (text/plain bytes in UTF-8)"),
+        ("responses", Image(b"II*\x00", "image/tiff"),
+         "openai cannot take image/tiff (as image bytes) in messages[0] (user): it accepts "
+         "images (image/png, image/jpeg, image/gif, image/webp; bytes or URL), PDF documents "
+         "(application/pdf; bytes or URL) and plain-text documents (text/plain bytes in "
+         "UTF-8)"),
     ],
 )
 async def test_a_part_the_provider_cannot_take_is_refused_before_any_request(
     wire: WireServer, provider: str, media: Image | Audio | File, message: str
 ) -> None:
-    llm = {"anthropic": anthropic}[provider](wire)
+    llm = {"anthropic": anthropic, "responses": responses}[provider](wire)
     request = ChatRequest(model="some-model", messages=(Message("user", "Look.",
                                                                 attachments=(media,)),))
     with pytest.raises(UnsupportedMedia) as info:
