@@ -17,6 +17,10 @@ Mapping, both ways:
   is not a JSON object becomes a refused call the model repairs, never a crash;
 - tool results: ``role: tool`` messages with ``tool_call_id``; those messages take text
   only, so images attached to a turn's results follow them in one ``user`` message;
+- a user message's media: ``image_url`` (a data URL or the image's URL), ``file`` (a PDF
+  as a data URL), ``input_audio`` (WAV, MP3), a plain-text document as a ``text`` part
+  headed by its name; anything else is :class:`UnsupportedMedia` before any request;
+- reasoning parts are not sent: Chat Completions has no field for them;
 - usage: prompt tokens (cached ones counted as cache reads) and completion tokens;
 - finish reasons: ``stop``, ``tool_calls``, ``length``, ``content_filter``;
 - streaming: content deltas are passed on; ``tool_calls`` deltas are assembled per index
@@ -29,7 +33,6 @@ wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
@@ -49,7 +52,17 @@ from agentkit.core.contracts.types import (
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
 from agentkit.providers._errors import ErrorReply, MalformedReply, ProviderCall, StreamTruncated
 from agentkit.providers._json import arguments_from_text, arguments_from_value
-from agentkit.providers._media import native_image
+from agentkit.providers._media import (
+    MB,
+    NATIVE_IMAGE_TYPES,
+    PDF,
+    PLAIN_TEXT,
+    base64_data,
+    check_size,
+    data_url,
+    native_image,
+    refuse,
+)
 from agentkit.providers._openai_client import CacheKey, OpenAIConnection, default_cache_key
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import priced
@@ -92,7 +105,7 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
     if system:
         out.append({"role": "system", "content": system})
     images: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role != "tool" and images:
             out.append({"role": "user", "content": images})
             images = []
@@ -116,11 +129,58 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
             )
             images.extend(_image_parts(message))
+        elif message.role == "user" and message.attachments:
+            out.append({"role": "user", "content": _user_parts(message, index)})
         else:
             out.append({"role": message.role, "content": message.content})
     if images:
         out.append({"role": "user", "content": images})
     return out
+
+
+_ACCEPTED = (
+    "images (image/png, image/jpeg, image/gif, image/webp; bytes or URL), PDF documents "
+    "(application/pdf bytes), plain-text documents (text/plain bytes in UTF-8) and audio "
+    "(audio/wav, audio/mpeg bytes)"
+)
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
+                  "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+_MAX_PART_BYTES = 50 * MB  # OpenAI's documented limit on the media of one request
+
+
+def _user_parts(message: Message, index: int) -> list[dict[str, Any]]:
+    """A user message's text and media as Chat Completions content parts."""
+    where = f"messages[{index}] (user)"
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"type": "text", "text": message.content})
+    for media in message.attachments:
+        if media.url is None:
+            check_size("openai", media, _MAX_PART_BYTES,
+                       "Chat Completions takes at most 50 MB of media per request", _ACCEPTED,
+                       where)
+        if media.kind == "image" and media.mime_type in NATIVE_IMAGE_TYPES:
+            parts.append({"type": "image_url", "image_url": {"url": data_url(media)}})
+        elif media.kind == "file" and media.mime_type == PDF and media.url is None:
+            parts.append({"type": "file", "file": {
+                "filename": media.name or "document.pdf", "file_data": data_url(media),
+            }})
+        elif media.kind == "file" and media.mime_type == PLAIN_TEXT and media.url is None:
+            try:
+                text = media.data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise refuse("openai", media, _ACCEPTED, where,
+                             limit="a plain-text document must be UTF-8") from None
+            parts.append({"type": "text",
+                          "text": f"[file {media.name or 'document.txt'}]\n{text}"})
+        elif (media.kind == "audio" and media.mime_type in _AUDIO_FORMATS
+              and media.url is None):
+            parts.append({"type": "input_audio", "input_audio": {
+                "data": base64_data(media), "format": _AUDIO_FORMATS[media.mime_type],
+            }})
+        else:
+            raise refuse("openai", media, _ACCEPTED, where)
+    return parts
 
 
 def _image_parts(message: Message) -> list[dict[str, Any]]:
@@ -132,9 +192,7 @@ def _image_parts(message: Message) -> list[dict[str, Any]]:
         "text": f"The image(s) returned by tool call {message.tool_call_id} ({message.name}):",
     }]
     for image in shown:
-        data = base64.b64encode(image.data).decode("ascii")
-        url = f"data:{image.mime_type};base64,{data}"
-        parts.append({"type": "image_url", "image_url": {"url": url}})
+        parts.append({"type": "image_url", "image_url": {"url": data_url(image)}})
     return parts
 
 
