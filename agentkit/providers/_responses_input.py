@@ -4,9 +4,14 @@
   URL) and ``input_file`` parts (a PDF as a data URL or by URL); a plain-text document
   is its text in an ``input_text`` part headed by its name; anything else, or a part
   over a documented limit, is :class:`UnsupportedMedia` before any request is sent;
-- an assistant message: its OpenAI reasoning items first, exactly as they came (id,
-  summary, ``encrypted_content``), then its text, then a ``function_call`` item per call
-  (with the ``fc_`` item id it came with); reasoning from another provider is dropped;
+- an assistant message: its OpenAI reasoning items first, as they came (id, summary,
+  ``encrypted_content``; never a plaintext ``content``, which input items may not
+  carry), then its text, then a ``function_call`` item per call; reasoning from another
+  provider is dropped. Stateless (``store=False``), an item id means something only
+  when the item carries its own content: a reasoning item without
+  ``encrypted_content`` is dropped and a call is sent without its ``fc_`` id, since the
+  API refuses ids of items it did not store. With ``store=True`` both go back as they
+  came;
 - a tool result: a ``function_call_output`` item, its images as ``input_image`` parts of
   the output.
 """
@@ -58,14 +63,18 @@ def responses_tools(tools: tuple[ToolSchema, ...]) -> list[dict[str, Any]]:
     return declared
 
 
-def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    """Our transcript as the Responses API's ``input`` items."""
+def responses_input(
+    messages: tuple[Message, ...], *, store: bool = False
+) -> list[dict[str, Any]]:
+    """Our transcript as the Responses API's ``input`` items (``store``: whether the
+    request lets OpenAI keep its items, see above)."""
     items: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if message.role == "assistant":
-            items.extend(
-                dict(thaw(part.state)) for part in message.reasoning if part.provider == PROVIDER
-            )
+            for part in message.reasoning:
+                if part.provider != PROVIDER or not (store or part.state.get("encrypted_content")):
+                    continue
+                items.append({k: v for k, v in thaw(part.state).items() if k != "content"})
             if message.content:
                 items.append({"role": "assistant", "content": message.content})
             for call in message.tool_calls:
@@ -74,7 +83,7 @@ def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                     "arguments": json.dumps(thaw(call.arguments), ensure_ascii=False),
                 }
                 item_id = call.provider_state.get(PROVIDER, {}).get("id")
-                if isinstance(item_id, str):
+                if store and isinstance(item_id, str):
                     item["id"] = item_id
                 items.append(item)
         elif message.role == "tool":

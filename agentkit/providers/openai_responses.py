@@ -108,7 +108,7 @@ class OpenAIResponsesLLM:
         model = model_id(request.model)
         params: dict[str, Any] = {
             "model": model,
-            "input": responses_input(request.messages),
+            "input": responses_input(request.messages, store=self.store),
             "store": self.store,
         }
         if request.system:

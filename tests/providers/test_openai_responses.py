@@ -97,7 +97,7 @@ async def test_a_tool_turn_sends_the_encrypted_reasoning_back_with_the_call(
     assert second["input"][1:] == [
         THOUGHT,
         {"type": "function_call", "call_id": "call_1", "name": "city_population",
-         "arguments": '{"city": "Lisbon"}', "id": "fc_1"},
+         "arguments": '{"city": "Lisbon"}'},
         {"type": "function_call_output", "call_id": "call_1", "output": "545000"},
     ]
     assert result.messages[1].reasoning == (
@@ -112,6 +112,34 @@ async def test_a_tool_turn_sends_the_encrypted_reasoning_back_with_the_call(
                                  cost_usd=result.usage.cost_usd)
     # gpt-5: $1.25 in, $0.125 cached, $10 out (reasoning billed as output)
     assert result.usage.cost_usd == pytest.approx((80 * 1.25 + 120 * 0.125 + 100 * 10) / 1e6)
+
+
+@pytest.mark.parametrize("store", [False, True])
+async def test_what_goes_back_depends_on_whether_openai_keeps_the_items(
+    wire: WireServer, store: bool
+) -> None:
+    """Stateless, the API refuses ids of items it never stored: a reasoning item without
+    encrypted content is dropped and a call goes without its item id. Plaintext
+    reasoning content never goes back (input items may not carry it)."""
+    wire.reply(reply([text("Done.")]))
+    sealed = {**THOUGHT, "content": [{"type": "reasoning_text", "text": "raw"}]}
+    bare = reasoning("rs_0", "Earlier.", "")
+    del bare["encrypted_content"]
+    asked = ToolCall("call_1", "city_population", {"city": "Lisbon"},
+                     provider_state={"openai": {"id": "fc_1"}})
+    transcript = (
+        Message("user", "How big is Lisbon?"),
+        Message("assistant", "", (asked,), reasoning=(
+            ReasoningPart("openai", "Earlier.", bare), ReasoningPart("openai", "", sealed))),
+        Message("tool", "545000", tool_call_id="call_1", name="city_population"),
+    )
+    await llm(wire, store=store).chat(ChatRequest(model=MODEL, messages=transcript),
+                                      make_test_ctx())
+    body = bodies(wire)[0]
+    call_item = {"type": "function_call", "call_id": "call_1", "name": "city_population",
+                 "arguments": '{"city": "Lisbon"}'}
+    expected = [THOUGHT, call_item] if not store else [bare, THOUGHT, {**call_item, "id": "fc_1"}]
+    assert (body["store"], body["input"][1:-1]) == (store, expected)
 
 
 async def test_streaming_maps_reasoning_text_and_call_deltas(wire: WireServer) -> None:

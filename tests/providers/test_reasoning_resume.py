@@ -106,5 +106,5 @@ def test_a_resumed_run_in_another_process_still_sends_the_reasoning(
         check_request(resumed)
         assert resumed["input"][1:3] == [ITEM, {
             "type": "function_call", "call_id": "c1", "name": "refund",
-            "arguments": '{"order_id": "A1"}', "id": "fc_1",
+            "arguments": '{"order_id": "A1"}',
         }]
