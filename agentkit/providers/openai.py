@@ -12,7 +12,8 @@ Mapping, both ways:
   on the same cache;
 - settings: ``temperature``, ``max_tokens``, ``top_p``, ``stop``, ``seed``,
   ``tool_choice`` (a tool name -> ``{"type": "function", "function": {"name"}}``),
-  ``parallel_tool_calls`` (sent only with tools), ``extra`` -> extra body fields;
+  ``parallel_tool_calls`` (sent only with tools), ``reasoning`` -> ``reasoning_effort``
+  (a budget or a summary is refused), ``extra`` -> extra body fields;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
 - tool results: ``role: tool`` messages with ``tool_call_id``; those messages take text
@@ -21,7 +22,8 @@ Mapping, both ways:
   as a data URL), ``input_audio`` (WAV, MP3), a plain-text document as a ``text`` part
   headed by its name; anything else is :class:`UnsupportedMedia` before any request;
 - reasoning parts are not sent: Chat Completions has no field for them;
-- usage: prompt tokens (cached ones counted as cache reads) and completion tokens;
+- usage: prompt tokens (cached ones counted as cache reads) and completion tokens (the
+  reasoning ones apart, as ``reasoning_tokens``);
 - finish reasons: ``stop``, ``tool_calls``, ``length``, ``content_filter``;
 - streaming: content deltas are passed on; ``tool_calls`` deltas are assembled per index
   (id and name first, then argument fragments); usage comes in the final chunk.
@@ -37,6 +39,7 @@ import json
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.errors import UnsupportedSetting
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -205,11 +208,16 @@ def _usage(parent: dict[str, Any], where: str, model: str, prices: PriceTable) -
     details = field(usage, "prompt_tokens_details", at, dict, nullable=True) or {}
     cached = field(details, "cached_tokens", f"{at}.prompt_tokens_details", int,
                    nullable=True) or 0
+    completion = field(usage, "completion_tokens", at, int, nullable=True) or 0
+    out_details = field(usage, "completion_tokens_details", at, dict, nullable=True) or {}
+    thinking = field(out_details, "reasoning_tokens", f"{at}.completion_tokens_details", int,
+                     nullable=True) or 0
     counted = Usage(
         input_tokens=prompt - cached,
-        output_tokens=field(usage, "completion_tokens", at, int, nullable=True) or 0,
+        output_tokens=completion - thinking,
         cache_read_tokens=cached,
         requests=1,
+        reasoning_tokens=thinking,
     )
     return priced(counted, model, prices)
 
@@ -233,6 +241,21 @@ def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str)
         params["tool_choice"] = {"type": "function", "function": {"name": choice}}
     if settings.parallel_tool_calls is not None and request.tools:
         params["parallel_tool_calls"] = settings.parallel_tool_calls
+    reasoning = settings.reasoning
+    if reasoning is not None:
+        if reasoning.budget_tokens is not None:
+            raise UnsupportedSetting(
+                provider, "reasoning",
+                "Chat Completions takes an effort (reasoning_effort), not a token budget "
+                f"(budget_tokens={reasoning.budget_tokens}); leave budget_tokens None",
+            )
+        if reasoning.summary:
+            raise UnsupportedSetting(
+                provider, "reasoning",
+                "Chat Completions returns no reasoning summary; the Responses API (the spec "
+                "openai:MODEL) does, or leave summary False",
+            )
+        params["reasoning_effort"] = reasoning.effort
     if settings.extra:
         params["extra_body"] = extra_fields(settings.extra, params, provider)
 
