@@ -50,6 +50,18 @@ class CountingStore:
         self.counts["read " + key.split(":", 1)[0]] += 1
         return await self.store.get_versioned(key)
 
+    async def get_versioned_many(self, keys: Any) -> tuple[tuple[Any, int], ...]:
+        self.counts["read many " + keys[0].split(":", 1)[0]] += 1  # one round trip
+        return await self.store.get_versioned_many(keys)
+
+    async def append(self, log: str, value: Any) -> None:
+        self.counts["append " + log.split(":", 1)[0]] += 1
+        await self.store.append(log, value)
+
+    async def list(self, log: str) -> tuple[Any, ...]:
+        self.counts["list " + log.split(":", 1)[0]] += 1
+        return await self.store.list(log)
+
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         self.counts["write " + key.split(":", 1)[0]] += 1
         return await self.store.set_versioned(key, value, expected_version=expected_version)

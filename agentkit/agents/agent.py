@@ -7,7 +7,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, Protocol
 
 from agentkit.agents.cognition.single_call import SingleCallCognition
-from agentkit.agents.conversation import Opening, commit_turn, continued
+from agentkit.agents.conversation import (
+    Opening,
+    append_left_turn,
+    commit_turn,
+    continued,
+    join_session,
+    rejoined,
+)
 from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.nested import route_decisions, run_delegated, suspension
@@ -26,7 +33,7 @@ from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
-from agentkit.core.runtime.spans import open_span
+from agentkit.core.runtime.spans import open_span, set_cost
 from agentkit.state.checkpoints.store_checkpointer import (
     StoreCheckpointer,
     missing_checkpoint_hint,
@@ -56,7 +63,7 @@ def _checkpointer(ctx: RunContext) -> Checkpointer:
     if checkpointer is None:
         return StoreCheckpointer(ctx.store)
     assert hasattr(checkpointer, "save"), f"ctx.checkpointer {checkpointer!r} is not a Checkpointer"
-    return checkpointer  # type: ignore[no-any-return]
+    return checkpointer
 
 
 async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunState | None, int]:
@@ -268,6 +275,30 @@ class Agent:
     ) -> AgentResult:
         return await self._resume(ctx.correlation_id, decisions, ctx, None, key=key)
 
+    async def _continue_at(self, key: str, task: str, ctx: RunContext) -> AgentResult:
+        """The sub-run under ``key`` whose delegating call runs again after a crash:
+        recovered if it was running (its interrupted calls settled by their intents),
+        its result as checkpointed if it had suspended or ended, started afresh if it
+        never saved a step or ended by raising (its failure was the call's outcome, and
+        a failed call runs again from the start)."""
+        checkpointer = _checkpointer(ctx)
+        state, version = await _load(checkpointer, key, ctx.correlation_id)
+        # A checkpoint for another task is an earlier call's that reused this call id.
+        if (
+            state is None
+            or state.agent != self.name
+            or self._task_of(state) != task
+            or state.status == "error"
+        ):
+            return await self._start_at(key, task, ctx)
+        if state.status == "running":
+            return await self._recover(ctx.correlation_id, ctx, key=key)
+        run = AgentRun(self, ctx, state, key=key, version=version, checkpointer=checkpointer)
+        if state.status == "complete":
+            final = next(m.content for m in reversed(state.messages) if m.role == "assistant")
+            run.output = final if self.output_spec is None else self.output_spec.parse(final)
+        return run.result()
+
     async def _start(
         self,
         task: str,
@@ -280,7 +311,7 @@ class Agent:
         opening = opening or Opening()
         checkpointer = _checkpointer(ctx)
         # A delegated run's key names the call that starts it: starting that call
-        # (again, after a crash) starts the sub-run afresh.
+        # again starts the sub-run afresh (after a crash, _continue_at continues it).
         fresh = key is not None
         key = key or self._key(ctx)
         existing, version = await _load(checkpointer, key, ctx.correlation_id)
@@ -296,7 +327,7 @@ class Agent:
                 + " or start the new run on a fresh context",
             )
         extra_system = await self._recall(task, ctx)
-        prior, session_version, record = await opening.history_for(self.history, ctx)
+        prior, session_version = await opening.history_for(self.history, ctx, checkpointer)
         state = RunState(
             run_id=ctx.correlation_id,
             agent=self.name,
@@ -306,12 +337,12 @@ class Agent:
             session=opening.session,
             history_len=len(prior),
             session_version=session_version,
+            session_rows=opening.session is not None,
         )
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=checkpointer, sink=sink
         )
         run.extra_system = extra_system
-        run.loaded_session = record
         try:
             await run.save()  # the claim: a compare-and-set over what was loaded
         except RunTakenOver:
@@ -320,6 +351,7 @@ class Agent:
                 f"another worker started agent {self.name!r} under this run id at the same "
                 "moment, and got there first; start the new run on a fresh context",
             ) from None
+        await join_session(run)
         return await self._advance(run)
 
     async def _advance(self, run: AgentRun) -> AgentResult:
@@ -348,6 +380,7 @@ class Agent:
             span.set_attribute("gen_ai.usage.cache_creation.input_tokens",
                                result.usage.cache_write_tokens)
             span.set_attribute("agentkit.stop_reason", result.stop_reason)
+            set_cost(span, result.usage)
             return result
 
     async def _advance_untraced(self, run: AgentRun) -> AgentResult:
@@ -368,8 +401,11 @@ class Agent:
         return result
 
     async def _claim(
-        self, run_id: str, ctx: RunContext, *, want: str, key: str | None = None
+        self, run_id: str, ctx: RunContext, *, want: str, key: str | None = None,
+        unappended: bool = False,
     ) -> tuple[RunState, int, str]:
+        """The run's checkpoint, when it is ``want``; with ``unappended``, a completed
+        session run is taken too (its turn may not be in the session yet)."""
         checkpointer = _checkpointer(ctx)
         key = key or f"{run_id}:{self.name}"
         state, version = await _load(checkpointer, key, run_id)
@@ -379,7 +415,9 @@ class Agent:
                 f"agent {self.name!r} has no checkpoint for this run"
                 + missing_checkpoint_hint(checkpointer),
             )
-        if state.status != want:
+        if state.status != want and not (
+            unappended and state.status == "complete" and state.session is not None
+        ):
             raise RunNotResumable(run_id, f"it is {state.status}, not {want}")
         return state, version, key
 
@@ -430,6 +468,7 @@ class Agent:
             validate_decisions(run_id, waiting.kinds, decisions), state.nested
         )
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        state = await rejoined(state, self.history, ctx)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx),
             sink=sink,
@@ -461,9 +500,28 @@ class Agent:
         run over bumps its checkpoint version, so if that worker was alive after all,
         its next save raises :class:`RunTakenOver` and it stops: one writer per run.
         ``session=`` and ``settings=`` as for :meth:`resume`.
+
+        A delegating call the crash interrupted that may run again (declared
+        idempotent, or not side-effecting) continues its sub-run from the sub-run's
+        checkpoint; one answered as "outcome unknown" ends its sub-run.
         """
-        state, version, key = await self._claim(run_id, ctx, want="running")
+        return await self._recover(run_id, ctx, session, settings)
+
+    async def _recover(
+        self,
+        run_id: str,
+        ctx: RunContext,
+        session: str | None = None,
+        settings: ModelSettings | None = None,
+        *,
+        key: str | None = None,
+    ) -> AgentResult:
+        state, version, key = await self._claim(
+            run_id, ctx, want="running", key=key, unappended=True
+        )
         state = continued(state, session, settings)
+        if state.status == "complete":
+            return await append_left_turn(self, state, key, version, ctx, _checkpointer(ctx))
         if state.owner and owner_alive(state.owner) and (
             state.owner != this_owner() or key in _ADVANCING
         ):
@@ -473,6 +531,7 @@ class Agent:
                 "takes over a run whose worker died",
             )
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
+        state = await rejoined(state, self.history, ctx)
         run = AgentRun(
             self, ctx, state, key=key, version=version, checkpointer=_checkpointer(ctx)
         )

@@ -1,30 +1,52 @@
 """How a run joins a conversation: the history it starts from, and the turn it appends.
 
-A run with ``session=`` reads the session's record once, when it starts, and keeps the
-version it read in its checkpoint; when it completes, :func:`commit_turn` appends the
-messages after that history as one compare-and-set over that version (see
-:mod:`agentkit.state.sessions`). A run with ``history=`` starts from the caller's
-messages and stores nothing. Either way the agent's :class:`HistoryPolicy` trims what
-the model is sent.
+A run with ``session=`` reads the session's turn rows once, when it starts, and keeps
+the version it read in its checkpoint, but not the history itself: a resumed or
+recovered run reads the rows up to that version again (:func:`rejoined`). When it
+completes, :func:`commit_turn` appends the messages after that history as one
+compare-and-set over that version (see :mod:`agentkit.state.sessions`).
+
+A worker can die between a run's final checkpoint and that append. The run's key is in
+the session's open log for the row it would write (:func:`join_session`), so the next
+run of the session finds the completed checkpoint and appends its turn before reading
+on (:func:`settled_session`); ``recover`` of that run appends it too. Either way the
+turn is appended once: the row is a compare-and-set, and appending the same turn again
+is a no-op.
+
+A run with ``history=`` starts from the caller's messages and stores nothing; its
+checkpoints carry them. Either way the agent's :class:`HistoryPolicy` trims what the
+model is sent.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
+from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy
+from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.sessions import SessionRecord, append_turn, load_session
+from agentkit.state.sessions import SessionRecord, append_turn, load_session, open_log
 
 if TYPE_CHECKING:
-    from agentkit.agents.run import AgentRun
+    from agentkit.agents.agent import Agent
 
-__all__ = ["Opening", "commit_turn", "continued"]
+__all__ = [
+    "Opening",
+    "append_left_turn",
+    "commit_turn",
+    "continued",
+    "join_session",
+    "rejoined",
+    "settled_session",
+]
 
 _NO_SETTINGS = ModelSettings()
 
@@ -71,20 +93,91 @@ class Opening:
         self.settings = settings
 
     async def history_for(
-        self, policy: HistoryPolicy | None, ctx: RunContext
-    ) -> tuple[tuple[Message, ...], int, SessionRecord | None]:
+        self, policy: HistoryPolicy | None, ctx: RunContext, checkpointer: Checkpointer
+    ) -> tuple[tuple[Message, ...], int]:
         """The history the run starts from (trimmed by ``policy``), and the session's
-        version and record as read: the run's one read of its session."""
-        record: SessionRecord | None = None
+        version as read: the run's one read of its session."""
         version = 0
         if self.session is not None:
-            record, version = await load_session(ctx.store, ctx.scope, self.session)
+            record, version = await settled_session(ctx, checkpointer, self.session)
             prior = record.messages
         else:
             prior = self.history
         if policy is not None:
             prior = policy.trim(prior)
-        return prior, version, record
+        return prior, version
+
+
+async def settled_session(
+    ctx: RunContext, checkpointer: Checkpointer, session: str
+) -> tuple[SessionRecord, int]:
+    """The session and its version, after appending any completed turn whose worker
+    died before appending it (a turn that read the current version)."""
+    while True:
+        record, version = await load_session(ctx.store, ctx.scope, session)
+        if not await _append_left_turn(ctx, checkpointer, session, version):
+            return record, version
+
+
+async def _append_left_turn(
+    ctx: RunContext, checkpointer: Checkpointer, session: str, version: int
+) -> bool:
+    """Append the turn of a completed run that read ``version`` and whose row is missing;
+    True when the session changed (read it again)."""
+    for key in await ctx.store.list(open_log(ctx.scope, session, version + 1)):
+        try:
+            state, _ = await checkpointer.load(key)
+        except CheckpointCorrupt:
+            continue  # that run cannot be continued either; it must not block the session
+        if not (
+            isinstance(state, RunState) and state.status == "complete"
+            and state.session == session and state.session_rows
+            and state.session_version == version
+        ):
+            continue  # still under way, suspended, stopped, or erased with the session
+        with contextlib.suppress(SessionBusy):  # another turn took the row meanwhile
+            await append_turn(ctx.store, ctx.scope, session, version=version,
+                              messages=state.messages, turn=key, run_id=state.run_id)
+        return True
+    return False
+
+
+async def join_session(run: AgentRun) -> None:
+    """Put the run in the session's open log for the row it would append, so the next
+    run can append its turn if this worker dies between its final checkpoint and the
+    append."""
+    if run.session is not None and run.session_rows:
+        log = open_log(run.ctx.scope, run.session, run.session_version + 1)
+        await run.ctx.store.append(log, run.key)
+
+
+async def rejoined(state: RunState, policy: HistoryPolicy | None, ctx: RunContext) -> RunState:
+    """A checkpoint of a session run with its history read again from the session, up
+    to the version the run read (trimmed by ``policy``, as when it started)."""
+    if state.session is None or not state.session_rows:
+        return state  # no session, or an older checkpoint that holds its history
+    record, _ = await load_session(ctx.store, ctx.scope, state.session,
+                                   upto=state.session_version)
+    prior = record.messages if policy is None else policy.trim(record.messages)
+    return dataclasses.replace(state, messages=(*prior, *state.messages),
+                               history_len=len(prior))
+
+
+async def append_left_turn(
+    agent: Agent, state: RunState, key: str, version: int, ctx: RunContext,
+    checkpointer: Checkpointer,
+) -> AgentResult:
+    """The result of a completed session run, once its turn is in the session (``recover``
+    of it: its worker may have died between the final checkpoint and the append)."""
+    ctx = ctx if ctx.correlation_id == state.run_id else ctx.for_run(state.run_id)
+    state = await rejoined(state, agent.history, ctx)
+    run = AgentRun(agent, ctx, state, key=key, version=version, checkpointer=checkpointer)
+    # The answer is the final message, parsed as it was when the run completed.
+    final = state.messages[-1].content if state.messages else ""
+    run.output = final if agent.output_spec is None else agent.output_spec.parse(final)
+    result = run.result()
+    await commit_turn(run, result)
+    return result
 
 
 async def commit_turn(run: AgentRun, result: AgentResult) -> None:
@@ -99,8 +192,8 @@ async def commit_turn(run: AgentRun, result: AgentResult) -> None:
         messages=run.messages[run.history_len :],
         turn=run.key,
         run_id=run.run_id,
-        loaded=run.loaded_session,
         result=result,
+        legacy=not run.session_rows,
     )
 
 

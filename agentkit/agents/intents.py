@@ -18,15 +18,29 @@ answer in the checkpoint is looked up:
   run again: under ``auto`` autonomy the model is told the outcome is unknown; under
   ``gated`` or ``manual`` the run suspends (``reason="outcome_unknown"``) for a person
   to approve a re-run or reject it.
+
+:func:`settle` applies that rule to one call; agent runs and workflow tool steps both
+use it (a workflow has no model to tell, so its unknown steps always wait for a person).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, Literal
 
-from agentkit.core.contracts.types import Message
+from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
+from agentkit.core.contracts.types import ToolCall, ToolRequest
+from agentkit.core.runtime.context import RunContext
 
-__all__ = ["Intent", "intent_key", "unknown_outcome"]
+__all__ = ["Intent", "Settlement", "intent_key", "settle", "start_intent", "unknown_outcome"]
+
+Settlement = Literal["run", "finished", "replayed", "unknown"]
+"""How an interrupted call stands: it may ``run`` (it never started, or is safe to
+repeat); it ``finished`` (its recorded outcome is used); ``idempotent()`` recorded its
+result, which is ``replayed``; or its outcome is ``unknown`` and it must not run again
+unasked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +53,9 @@ class Intent:
     """The tool's name."""
     arguments_sha256: str
     """Hash of the canonical JSON of the arguments it ran with."""
-    outcome: Message | None = None
-    """The tool-result message, once the call returned; None while it runs."""
+    outcome: Any = None
+    """How the call ended, once it returned: the tool-result message of an agent's
+    call, the output of a workflow's tool step; None while it runs."""
 
 
 def intent_key(run_key: str, call_id: str) -> str:
@@ -56,3 +71,34 @@ def unknown_outcome(tool: str, why: str) -> str:
         f"recorded, so it may or may not have taken effect. It was not run again: {why}. "
         "Check whether it took effect before repeating it."
     )
+
+
+async def start_intent(
+    ctx: RunContext, run_key: str, call: ToolCall, arguments: Mapping[str, Any]
+) -> str:
+    """Record that ``call`` of the run under ``run_key`` is about to start; returns the
+    arguments' hash (to write the outcome under the same intent)."""
+    from agentkit.core.policies._keys import hash_arguments
+
+    digest = hash_arguments(arguments)
+    await ctx.store.set(intent_key(run_key, call.id), Intent(call.id, call.name, digest))
+    return digest
+
+
+async def settle(
+    ctx: RunContext, run_key: str, call: ToolCall, tool: Tool
+) -> tuple[Settlement, Any]:
+    """How ``call`` of the run under ``run_key``, interrupted by a crash, stands by its
+    intent, with the recorded outcome (``finished``) or result (``replayed``)."""
+    stored = await ctx.store.get(intent_key(run_key, call.id))
+    if not isinstance(stored, Intent):
+        return "run", None  # it never started
+    if stored.outcome is not None:
+        return "finished", stored.outcome
+    if traits_of(tool).idempotent:
+        return "run", None  # declared safe to repeat
+    from agentkit.core.policies.idempotent import idempotency_key
+
+    request = ToolRequest(call.name, call.arguments, tool, True, call_id=call.id)
+    value = await ctx.store.get(idempotency_key(request, ctx))
+    return ("unknown", None) if value is None else ("replayed", value)

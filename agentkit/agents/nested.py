@@ -15,33 +15,47 @@ run executes ``c1`` again through its tool chain, and :func:`run_delegated` resu
 recorded sub-run with those decisions instead of starting a new one. Its answer becomes
 the result of ``c1``. A sub-run that gets no decision stays suspended, and so does the
 run above it.
+
+A sub-run's checkpoint key is its caller's key and the call id, ``"<run key>/c1"``, so
+after a crash the run above finds it again: a delegating call that runs again on
+``recover`` continues its sub-run from that checkpoint (which settles the sub-run's own
+interrupted calls by their intents) instead of starting it afresh, and a delegating
+call answered as "outcome unknown" ends its sub-run with :func:`abandon_sub_run`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from contextlib import suppress
 from contextvars import ContextVar, Token
+from dataclasses import replace
 from typing import Any, Protocol
 
+from agentkit.agents.intents import intent_key
 from agentkit.agents.result import Suspended
-from agentkit.agents.run_state import SubRun
-from agentkit.core.contracts.errors import AgentkitError
+from agentkit.agents.run_state import RunState, SubRun
+from agentkit.core.contracts.errors import AgentkitError, CheckpointCorrupt, VersionConflict
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.ports import Checkpointer, Store
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.runtime.context import RunContext
 
 __all__ = [
     "Delegable",
     "SubRunSuspended",
+    "abandon_sub_run",
     "calling",
     "left_call",
+    "refuse_path_id",
     "route_decisions",
     "run_delegated",
+    "sub_run_key",
     "suspension",
 ]
 
-_Caller = tuple[str, str, SubRun | None, Mapping[str, Any]]
-"""(the calling run's checkpoint key, its call id, the sub-run to resume, its decisions)."""
+_Caller = tuple[str, str, SubRun | None, Mapping[str, Any], bool]
+"""(the calling run's checkpoint key, its call id, the sub-run to resume, its decisions,
+whether the call runs again after a crash)."""
 
 _CALLER: ContextVar[_Caller | None] = ContextVar("agentkit_caller", default=None)
 
@@ -51,6 +65,19 @@ _REASONS = (
     ("elicitation", "awaiting_input"),
     ("approval", "awaiting_approval"),
 )
+
+
+def refuse_path_id(call: ToolCall) -> str | None:
+    """Why ``call`` may not run under its id, or None: a model's call id holding "/"
+    would be read as the path of a call inside a sub-run (``"c1/s3"``), so a decision
+    meant for one would reach the other."""
+    if "/" not in call.id:
+        return None
+    return (
+        f"The call to {call.name!r} did not run: its call id {call.id!r} holds '/', which "
+        "is reserved for the paths of calls made inside delegated runs ('c1/s3'). Call the "
+        "tool again under an id without '/'."
+    )
 
 
 class SubRunSuspended(AgentkitError):
@@ -76,13 +103,21 @@ class Delegable(Protocol):
     async def _resume_at(self, key: str, decisions: Mapping[str, Any], ctx: RunContext) -> Any: ...
 
 
+def sub_run_key(run_key: str, call_id: str) -> str:
+    """The checkpoint key of the sub-run that call ``call_id`` of the run under
+    ``run_key`` starts (one call starts at most one)."""
+    return f"{run_key}/{call_id}"
+
+
 def calling(
-    run_key: str, call_id: str, wake: SubRun | None, decisions: Any
+    run_key: str, call_id: str, wake: SubRun | None, decisions: Any, *, again: bool = False
 ) -> Token[_Caller | None]:
     """Mark the current task as executing ``call_id`` of the run under ``run_key``
-    (and, on resume, which sub-run to continue with which decisions)."""
+    (and, on resume, which sub-run to continue with which decisions). ``again``: the
+    call was interrupted by a crash and runs again, so a sub-run it had started
+    continues from its checkpoint."""
     sub_decisions = decisions if wake is not None and isinstance(decisions, Mapping) else {}
-    return _CALLER.set((run_key, call_id, wake, sub_decisions))
+    return _CALLER.set((run_key, call_id, wake, sub_decisions, again))
 
 
 def left_call(token: Token[_Caller | None]) -> None:
@@ -102,10 +137,14 @@ async def run_delegated(runnable: Delegable, task: str, ctx: RunContext) -> Any:
     # One call starts one sub-run: a further delegation made by the same tool body
     # (not through a run's tool call) must not take the same key.
     _CALLER.set(None)
-    run_key, call_id, wake, decisions = caller
+    run_key, call_id, wake, decisions, again = caller
     if wake is None:
-        key = f"{run_key}/{call_id}:{runnable.name}"
-        result = await runnable._start_at(key, task, ctx)
+        key = sub_run_key(run_key, call_id)
+        proceed = getattr(runnable, "_continue_at", None) if again else None
+        if callable(proceed):
+            result = await proceed(key, task, ctx)
+        else:
+            result = await runnable._start_at(key, task, ctx)
     else:
         key = wake.key
         result = await runnable._resume_at(key, decisions, ctx)
@@ -179,3 +218,25 @@ def route_decisions(
             below.setdefault(head, {})[path[len(head) + 1:]] = decision
     own.update({head: FrozenDict(sub) for head, sub in below.items()})
     return FrozenDict(own)
+
+
+async def abandon_sub_run(checkpointer: Checkpointer, store: Store, key: str) -> None:
+    """End the sub-run under ``key`` that a crash interrupted and that will never
+    continue (its delegating call was answered as "outcome unknown"): its checkpoint
+    becomes ``error`` and the intents of its unanswered calls, at every depth, are
+    dropped, so nothing is left that looks like a live run. A sub-run that is not
+    ``running`` (or not an agent run) is left as it is."""
+    try:
+        state, version = await checkpointer.load(key)
+    except CheckpointCorrupt:
+        return  # nothing of it can be read, so nothing of it can continue either
+    if not isinstance(state, RunState) or state.status != "running":
+        return
+    answered = {m.tool_call_id for m in state.answered}
+    for call in state.open_calls:
+        if call.id not in answered:
+            await store.delete(intent_key(key, call.id))
+            await abandon_sub_run(checkpointer, store, sub_run_key(key, call.id))
+    # A conflict means another worker took it over after all: it is that worker's to end.
+    with suppress(VersionConflict):
+        await checkpointer.save(key, replace(state, status="error"), expected_version=version)

@@ -23,8 +23,22 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.intents import Intent, intent_key, unknown_outcome
-from agentkit.agents.nested import SubRunSuspended, calling, left_call, suspension
+from agentkit.agents.intents import (
+    Intent,
+    intent_key,
+    settle,
+    start_intent,
+    unknown_outcome,
+)
+from agentkit.agents.nested import (
+    SubRunSuspended,
+    abandon_sub_run,
+    calling,
+    left_call,
+    refuse_path_id,
+    sub_run_key,
+    suspension,
+)
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus, SubRun
 from agentkit.agents.tool_messages import describe_failure, render_result
@@ -37,12 +51,12 @@ from agentkit.core.contracts.errors import (
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.ports import Checkpointer, Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
     ToolCall,
-    ToolRequest,
     ToolSchema,
     Usage,
 )
@@ -52,7 +66,6 @@ from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
-    from agentkit.state.sessions import SessionRecord
     from agentkit.tools.registry import ToolRegistry
 
 __all__ = ["AgentRun", "EventSink", "validate_decisions"]
@@ -98,7 +111,7 @@ class AgentRun:
         self.session = state.session
         self.history_len = state.history_len
         self.session_version = state.session_version
-        self.loaded_session: SessionRecord | None = None
+        self.session_rows = state.session_rows
         self.questions: dict[str, Any] = dict(state.questions)
         self._asked: dict[str, Any] = {}
         self.extra_system = ""
@@ -109,6 +122,8 @@ class AgentRun:
         self.interrupted: frozenset[str] = frozenset()
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
+        self._rerun: set[str] = set()
+        """Interrupted calls that run again: a sub-run one of them started continues."""
         self._intents: dict[str, str] = {}
         self._unknown: list[str] = []
         self._owner = this_owner()
@@ -116,12 +131,13 @@ class AgentRun:
     # -- checkpoints ----------------------------------------------------------------
 
     def snapshot(self) -> RunState:
-        """The run as a frozen checkpoint."""
+        """The run as a frozen checkpoint (without the history, when the session keeps it)."""
+        history = self.history_len if self.session_rows else 0
         return RunState(
             run_id=self.run_id,
             agent=self.agent.name,
             status=self.status,
-            messages=tuple(self.messages),
+            messages=tuple(self.messages[history:]),
             usage=self.usage,
             steps=self.steps,
             open_calls=self.open_calls,
@@ -131,8 +147,9 @@ class AgentRun:
             repairs=self.repairs,
             settings=self.settings,
             session=self.session,
-            history_len=self.history_len,
+            history_len=self.history_len - history,
             session_version=self.session_version,
+            session_rows=self.session_rows,
             questions=FrozenDict(self.questions),
             nested=FrozenDict(self.nested),
             owner=self._owner,
@@ -220,12 +237,13 @@ class AgentRun:
         pending: dict[str, PendingKind] = {}
         autonomy = self.ctx.autonomy
         for call in self.open_calls:
-            if call.name not in registry:
+            if call.name not in registry or refuse_path_id(call) is not None:
                 continue  # becomes an error result the model reads; nothing to approve
-            tool = registry.get(call.name)
-            if getattr(tool, "asks_human", False):
+            traits = traits_of(registry.get(call.name))
+            key_step = not traits.is_read_only_call(call.arguments)
+            if traits.asks_human:
                 pending[call.id] = "input"
-            elif should_gate(autonomy, bool(tool.requires_approval), _key_step(tool, call)):
+            elif should_gate(autonomy, traits.requires_approval, key_step):
                 pending[call.id] = "approval"
         return pending
 
@@ -255,23 +273,25 @@ class AgentRun:
         """
         interrupted, self.interrupted = self.interrupted, frozenset()
         unknown: list[str] = []
+        settled: list[ToolCall] = []
+        abandoned: list[ToolCall] = []
         for call in self.open_calls:
             if call.id not in interrupted or call.id in self.answered:
                 continue
             if call.name not in registry:
                 continue
-            stored = await self.ctx.store.get(intent_key(self.key, call.id))
-            if not isinstance(stored, Intent):
-                continue  # it never started: it runs now
-            if stored.outcome is not None:
-                self.answered[call.id] = stored.outcome
-                continue
-            tool = registry.get(call.name)
-            if getattr(tool, "idempotent", False):
-                continue  # declared safe to repeat: it runs again
-            replayed = await self._recorded_result(call, tool)
-            if replayed is not None:
-                self.answered[call.id] = replayed
+            how, value = await settle(self.ctx, self.key, call, registry.get(call.name))
+            if how == "run":
+                self._rerun.add(call.id)  # a sub-run it started continues
+            elif how == "finished":
+                self.answered[call.id] = value
+                settled.append(call)
+            elif how == "replayed":
+                content, attached = render_result(value)
+                self.answered[call.id] = self._tool_message(
+                    call, content, is_error=False, attached=attached
+                )
+                settled.append(call)
             elif self.ctx.autonomy in ("gated", "manual"):
                 unknown.append(call.id)
             else:
@@ -280,6 +300,7 @@ class AgentRun:
                     unknown_outcome(call.name, f"{call.name!r} is not declared idempotent"),
                     is_error=True,
                 )
+                abandoned.append(call)
         if unknown:
             held: dict[str, PendingKind] = {
                 cid: kind for cid, kind in self.pending.items() if cid not in self.answered
@@ -287,21 +308,20 @@ class AgentRun:
             held.update(dict.fromkeys(unknown, "unknown_outcome"))
             self.decisions = FrozenDict()
             await self.suspend(held)
-            return True
-        await self.save()
-        return False
+        else:
+            await self.save()
+        # The checkpoint holds these answers now, so their intents have served.
+        for call in settled:
+            await self.ctx.store.delete(intent_key(self.key, call.id))
+        for call in abandoned:
+            await self._abandon(call)
+        return bool(unknown)
 
-    async def _recorded_result(self, call: ToolCall, tool: Tool) -> Message | None:
-        """The result ``idempotent()`` recorded for this call before the crash, if any."""
-        from agentkit.core.policies.idempotent import idempotency_key
-
-        request = ToolRequest(call.name, call.arguments, tool, True, call_id=call.id)
-        key = idempotency_key(request, self.ctx)
-        value = await self.ctx.store.get(key)
-        if value is None:
-            return None
-        content, attached = render_result(value)
-        return self._tool_message(call, content, is_error=False, attached=attached)
+    async def _abandon(self, call: ToolCall) -> None:
+        """An interrupted call that will not continue as it was: its intent goes, and a
+        sub-run it started is ended (see :func:`~agentkit.agents.nested.abandon_sub_run`)."""
+        await self.ctx.store.delete(intent_key(self.key, call.id))
+        await abandon_sub_run(self.checkpointer, self.ctx.store, sub_run_key(self.key, call.id))
 
     @staticmethod
     def _tool_message(
@@ -422,6 +442,9 @@ class AgentRun:
     async def _execute(
         self, call: ToolCall, registry: ToolRegistry
     ) -> tuple[str, bool, tuple[Media, ...]]:
+        slashed = refuse_path_id(call)
+        if slashed is not None:
+            return slashed, True, ()
         arguments: Mapping[str, Any] = call.arguments
         note = ""
         kind = self.pending.get(call.id)
@@ -438,8 +461,11 @@ class AgentRun:
             answers = _answers(self.questions.get(call.id), decision)
         if kind == "nested" and decision is None:
             raise SubRunSuspended(self.nested[call.id])  # not decided yet: it stays put
-        if kind == "unknown_outcome" and (decision is None or decision == "reject"):
-            return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
+        if kind == "unknown_outcome":
+            # Rejected, or run again afresh: either way what the crash left is not continued.
+            await self._abandon(call)
+            if decision is None or decision == "reject":
+                return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
         if kind == "approval" or kind == "unknown_outcome":
             if decision is None or decision == "reject":
                 return (
@@ -454,7 +480,7 @@ class AgentRun:
         if call.arguments_error is not None:
             accepted: tuple[str, ...] = ()
             if call.name in registry:
-                accepted = tuple(getattr(registry.get(call.name), "accepted_arguments", ()))
+                accepted = traits_of(registry.get(call.name)).accepted_arguments or ()
             refused = ToolArgumentError(
                 call.name,
                 invalid=[("arguments", call.arguments_error)],
@@ -463,7 +489,9 @@ class AgentRun:
             )
             return describe_failure(call.name, refused), True, ()
         wake = self.nested.get(call.id) if kind == "nested" else None
-        token = calling(self.key, call.id, wake, decision)
+        again = call.id in self._rerun
+        self._rerun.discard(call.id)
+        token = calling(self.key, call.id, wake, decision, again=again)
         try:
             content, is_error, attached = await self.effects.call_tool(
                 self, call, arguments, registry, answers=answers
@@ -474,11 +502,7 @@ class AgentRun:
 
     async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
         """Record that this side-effecting call is about to start."""
-        from agentkit.core.policies._keys import hash_arguments
-
-        digest = hash_arguments(arguments)
-        await self.ctx.store.set(intent_key(self.key, call.id), Intent(call.id, call.name, digest))
-        self._intents[call.id] = digest
+        self._intents[call.id] = await start_intent(self.ctx, self.key, call, arguments)
 
     async def _drop_intent(self, call: ToolCall) -> None:
         if self._intents.pop(call.id, None) is not None:
@@ -519,10 +543,8 @@ def _key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
     tell that this particular call only reads (``is_read_only_call(arguments)``, as
     FileTool's ``view`` does)."""
-    if not tool.side_effecting:
-        return False
-    reads_only = getattr(tool, "is_read_only_call", None)
-    return not (callable(reads_only) and reads_only(call.arguments))
+    traits = traits_of(tool)
+    return traits.side_effecting and not traits.is_read_only_call(call.arguments)
 
 
 def validate_decisions(

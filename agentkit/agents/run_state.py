@@ -76,7 +76,13 @@ class RunState:
     history_len: int = 0
     """How many of ``messages`` are history the run started from; the rest is its turn."""
     session_version: int = 0
-    """The session record's version when the run read its history."""
+    """The session's version when the run read its history (its number of turn rows;
+    for a checkpoint without ``session_rows``, the old whole-session record's version)."""
+    session_rows: bool = False
+    """The history is not in ``messages`` (which start at the run's task): it is read
+    again from the session's turn rows up to ``session_version`` when the run continues,
+    so no checkpoint carries the conversation. False in checkpoints written before
+    sessions were kept as rows, whose ``messages`` start with the history."""
     nested: FrozenDict[str, SubRun] = field(default_factory=FrozenDict)
     """Call id to the suspended sub-run it waits on (an agent used through ``as_tool``):
     those calls are pending as ``nested``; see :mod:`agentkit.agents.nested`."""

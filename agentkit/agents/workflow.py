@@ -2,17 +2,19 @@
 
 Independent steps run concurrently; each finished step is checkpointed, so a workflow
 suspended at a gate resumes (in another process, with a durable store) without
-re-running what already finished.
+re-running what already finished. A side-effecting tool step keeps an intent while it
+runs, as an agent's tool call does (:mod:`agentkit.agents.intents`), so ``recover`` does
+not silently run it twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from agentkit.agents.intents import Intent, intent_key, settle, start_intent
 from agentkit.agents.nested import (
     SubRunSuspended,
     calling,
@@ -22,10 +24,17 @@ from agentkit.agents.nested import (
     suspension,
 )
 from agentkit.agents.result import Suspended
-from agentkit.agents.run import validate_decisions
+from agentkit.agents.run import _key_step, validate_decisions
 from agentkit.agents.run_state import SubRun
+from agentkit.agents.workflow_state import (
+    NodeInput,
+    WorkflowError,
+    WorkflowResult,
+    _Gate,
+    _Node,
+    _State,
+)
 from agentkit.core.contracts.errors import (
-    AgentkitError,
     CheckpointCorrupt,
     RunNotResumable,
     VersionConflict,
@@ -40,77 +49,6 @@ from agentkit.state.checkpoints.store_checkpointer import (
 )
 
 __all__ = ["Workflow", "WorkflowError", "WorkflowResult"]
-
-NodeInput = Callable[[Mapping[str, Any]], Any]
-"""Builds a step's input from its dependencies' outputs (and ``"task"``)."""
-
-
-class WorkflowError(AgentkitError):
-    """A workflow step failed; ``node`` names it and ``__cause__`` is the failure."""
-
-    def __init__(self, workflow: str, node: str, reason: str) -> None:
-        self.workflow = workflow
-        self.node = node
-        super().__init__(f"workflow {workflow!r}: step {node!r} failed: {reason}")
-
-
-@dataclass(frozen=True, slots=True)
-class _Gate:
-    question: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Node:
-    name: str
-    step: Any
-    after: tuple[str, ...]
-    input: NodeInput | None
-    kind: Literal["agent", "function", "tool", "gate"]
-
-
-@dataclass(frozen=True, slots=True)
-class WorkflowResult:
-    """The outcome of a workflow run."""
-
-    outputs: Mapping[str, Any]
-    """Each finished step's output, by step name."""
-    usage: Usage = field(default_factory=Usage)
-    """Usage of every agent step."""
-    stop_reason: Literal["complete", "suspended", "cancelled"] = "complete"
-    """``complete``, or ``suspended`` at a human gate."""
-    evals: Mapping[str, Any] = field(default_factory=FrozenDict)
-    """``"suspended"`` holds a :class:`Suspended` whose pending calls are the gates."""
-    skipped: tuple[str, ...] = ()
-    """Steps not run because a gate before them was rejected."""
-    terminal: tuple[str, ...] = ()
-    """Steps no other step depends on, in declaration order."""
-    run_id: str = ""
-    """The run's id."""
-
-    @property
-    def suspended(self) -> Suspended | None:
-        """The gates waiting for a human when ``stop_reason == "suspended"``, else None
-        (the same :class:`Suspended` as ``evals["suspended"]``)."""
-        value = self.evals.get("suspended")
-        return value if isinstance(value, Suspended) else None
-
-    @property
-    def terminal_outputs(self) -> Mapping[str, Any]:
-        """The outputs of the terminal steps that ran: what the workflow produced."""
-        return {name: self.outputs[name] for name in self.terminal if name in self.outputs}
-
-
-@dataclass(frozen=True, slots=True)
-class _State:
-    status: Literal["running", "suspended", "complete", "cancelled"]
-    outputs: Mapping[str, Any]
-    skipped: tuple[str, ...]
-    pending: tuple[str, ...]
-    decisions: Mapping[str, str]
-    usage: Usage
-    nested: Mapping[str, SubRun] = field(default_factory=FrozenDict)
-    """Agent steps waiting on their suspended sub-run, by step name."""
-
 
 class Workflow:
     """A DAG of named steps, built with :meth:`add` and :meth:`gate`, run with ``run``.
@@ -160,6 +98,13 @@ class Workflow:
         return self._add(_Node(name, _Gate(question), tuple(after), None, "gate"))
 
     def _add(self, node: _Node) -> Workflow:
+        if "/" in node.name:
+            # "/" separates a path's ids ("<step>/<call id>"), so a decision must not
+            # be able to mean a step and a call inside another step at once.
+            raise ValueError(
+                f"workflow {self.name!r}: step name {node.name!r} holds '/', which "
+                "separates the ids of a path to a call inside a step; name it without '/'"
+            )
         if node.name in self._nodes or node.name == "task":
             raise ValueError(
                 f"workflow {self.name!r}: step name {node.name!r} is taken"
@@ -266,23 +211,32 @@ class Workflow:
         (by path, ``"<step>/<call id>"``)."""
         calls = [
             ToolCall(g, "human_gate", {"question": self._nodes[g].step.question})
+            if self._nodes[g].kind == "gate" else ToolCall(g, self._nodes[g].step.name)
             for g in state.pending
         ]
         calls += [ToolCall(step, "agent_step") for step in state.nested]
-        kinds = dict.fromkeys(state.pending, "approval")
+        kinds = {
+            g: "approval" if self._nodes[g].kind == "gate" else "unknown_outcome"
+            for g in state.pending
+        }
         kinds.update(dict.fromkeys(state.nested, "nested"))
         return suspension(run_id, self.name, calls, kinds, state.nested)
 
     async def recover(self, run_id: str, ctx: RunContext) -> WorkflowResult:
         """Continue a workflow whose worker died (or whose step failed) while running.
 
-        Finished steps keep their checkpointed outputs and are not run again. Taking the
-        run over bumps its checkpoint version, so a worker that was alive after all
-        fails its next save instead of carrying on beside this one.
+        Finished steps keep their checkpointed outputs and are not run again. A
+        side-effecting tool step the crash interrupted is settled by its intent: it runs
+        again only when declared idempotent, its recorded output (or an ``idempotent()``
+        record) is used, and otherwise it waits for a person: the workflow suspends
+        (``reason="outcome_unknown"``) and ``resume`` with ``"approve"`` runs it again,
+        ``"reject"`` skips it and what follows it. Taking the run over bumps its
+        checkpoint version, so a worker that was alive after all fails its next save
+        instead of carrying on beside this one.
         """
         checkpointer = self._checkpointer(ctx)
         state, version = await self._load(checkpointer, run_id, want="running")
-        return await self._take_over(checkpointer, run_id, state, version, ctx)
+        return await self._take_over(checkpointer, run_id, state, version, ctx, recovering=True)
 
     async def _load(
         self, checkpointer: Checkpointer, run_id: str, *, want: str, key: str | None = None
@@ -319,6 +273,8 @@ class Workflow:
         ctx: RunContext,
         wakes: Mapping[str, Any] = FrozenDict(),
         key: str | None = None,
+        *,
+        recovering: bool = False,
     ) -> WorkflowResult:
         """Claim the run with a compare-and-set save, then carry on from ``state``."""
         key = key or self._key(run_id)
@@ -327,7 +283,10 @@ class Workflow:
             version = await checkpointer.save(key, state, expected_version=version)
         except VersionConflict:
             raise RunNotResumable(run_id, "another worker took it over first") from None
-        return await _Execution(self, ctx, checkpointer, key, version, state, wakes).go()
+        execution = _Execution(self, ctx, checkpointer, key, version, state, wakes)
+        if recovering:
+            await execution.settle_interrupted()
+        return await execution.go()
 
     def __repr__(self) -> str:
         return f"Workflow({self.name!r}, steps={list(self._nodes)})"
@@ -356,7 +315,36 @@ class _Execution:
         self.nested: dict[str, SubRun] = dict(state.nested)
         self.wakes = dict(wakes)
         """Per waiting agent step, the decisions its sub-run resumes with."""
+        self.held: set[str] = set()
+        """Tool steps a crash interrupted whose outcome is unknown, until a person decides."""
+        self.intended: set[str] = set()
+        """Tool steps whose intent is stored, until the checkpoint holds their output."""
+        self.recovering = False
         self.lock = asyncio.Lock()
+
+    async def settle_interrupted(self) -> None:
+        """Settle the tool steps a crash may have interrupted by their intents (the rule
+        of :func:`~agentkit.agents.intents.settle`), before any step runs again; agent
+        steps will continue the sub-runs they started."""
+        self.recovering = True
+        settled = []
+        for node in self.wf._nodes.values():
+            done = node.name in self.outputs or node.name in self.skipped
+            if node.kind != "tool" or done or not all(d in self.outputs for d in node.after):
+                continue
+            call = self._call(node, self._inputs(node))
+            how, value = await settle(self.ctx, self.key, call, node.step)
+            if how == "finished" or how == "replayed":
+                self.outputs[node.name] = value[0] if how == "finished" else value
+                settled.append(node.name)
+            elif how == "unknown":
+                # A workflow has no model to tell: a person decides, even an earlier
+                # "approve" of this step does not cover this second interruption.
+                self.held.add(node.name)
+                self.decisions.pop(node.name, None)
+        await self.save("running")
+        for name in settled:
+            await self.ctx.store.delete(intent_key(self.key, name))
 
     async def save(self, status: Literal["running", "suspended", "complete", "cancelled"],
                    pending: tuple[str, ...] = ()) -> None:
@@ -375,7 +363,9 @@ class _Execution:
             if any(d in self.skipped for d in node.after):
                 self.skipped.append(node.name)
                 return self._ready()
-            if node.kind == "gate":
+            # A tool step held after a crash waits for a decision as a gate does.
+            held = node.kind == "tool" and (node.name in self.held or node.name in self.decisions)
+            if node.kind == "gate" or held:
                 decision = self.decisions.get(node.name)
                 if decision is None:
                     gates.append(node.name)
@@ -419,6 +409,35 @@ class _Execution:
             run_id=self.ctx.correlation_id,
         )
 
+    @staticmethod
+    def _call(node: _Node, inputs: Mapping[str, Any]) -> ToolCall:
+        args = node.input(inputs) if node.input else {d: inputs[d] for d in node.after}
+        return ToolCall(node.name, node.step.name, args)
+
+    async def _run_tool(self, node: _Node, call: ToolCall) -> Any:
+        """Run a tool step through the tool chain; a side-effecting one keeps an intent
+        (see :mod:`agentkit.agents.intents`) until its output is checkpointed."""
+        tool = node.step
+        request = ToolRequest(call.name, call.arguments, tool, bool(tool.side_effecting),
+                              call_id=call.id)
+        digest = None
+        if _key_step(tool, call):
+            digest = await start_intent(self.ctx, self.key, call, call.arguments)
+        try:
+            value = await self.ctx.invoker.invoke_tool(request, self.ctx)
+        except Exception:
+            if digest is not None:
+                # It failed, and the step fails with it; recover runs a failed step again.
+                await self.ctx.store.delete(intent_key(self.key, call.id))
+            raise
+        if digest is not None:
+            # A 1-tuple, so that a step whose output is None still has an outcome.
+            await self.ctx.store.set(
+                intent_key(self.key, call.id), Intent(call.id, call.name, digest, (value,))
+            )
+            self.intended.add(node.name)
+        return value
+
     def _inputs(self, node: _Node) -> dict[str, Any]:
         inputs: dict[str, Any] = {}
         stack = list(node.after)
@@ -448,6 +467,9 @@ class _Execution:
             self.outputs[node.name] = value
             self.nested.pop(node.name, None)
             await self.save("running")
+        if node.name in self.intended:
+            self.intended.discard(node.name)
+            await self.ctx.store.delete(intent_key(self.key, node.name))
 
     async def _execute(self, node: _Node) -> Any:
         inputs = self._inputs(node)
@@ -456,10 +478,7 @@ class _Execution:
         if node.kind == "function":
             return await node.step(inputs, self.ctx)
         if node.kind == "tool":
-            args = node.input(inputs) if node.input else {d: inputs[d] for d in node.after}
-            request = ToolRequest(node.step.name, args, node.step,
-                                  bool(node.step.side_effecting), call_id=node.name)
-            return await self.ctx.invoker.invoke_tool(request, self.ctx)
+            return await self._run_tool(node, self._call(node, inputs))
         if node.input is not None:
             text = str(node.input(inputs))
         elif node.after:
@@ -471,7 +490,8 @@ class _Execution:
             # A waiting step runs again only with decisions for its sub-run, once.
             decisions = self.wakes.pop(node.name, None)
             wake = self.nested.get(node.name) if decisions is not None else None
-            token = calling(self.key, node.name, wake, decisions)
+            # After a crash, a sub-run the step started continues from its checkpoint.
+            token = calling(self.key, node.name, wake, decisions, again=self.recovering)
             try:
                 result = await run_delegated(node.step, text, child)
             finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from agentkit.core.contracts.types import Usage
@@ -28,8 +27,8 @@ def client_options(
 
 def priced(usage: Usage, model: str, prices: PriceTable, *, cache_ttl: CacheTTL = "5m") -> Usage:
     """``usage`` with its cost filled in from ``prices`` (cache writes at ``cache_ttl``'s
-    rate)."""
-    return dataclasses.replace(usage, cost_usd=prices.cost(model, usage, cache_ttl=cache_ttl))
+    rate), or ``model`` named in ``unpriced_models`` when it has no price."""
+    return prices.priced(model, usage, cache_ttl=cache_ttl)
 
 
 class SdkClients:

@@ -230,7 +230,7 @@ def _priced_usage(
         cache_write_tokens=totals.get("cache_creation_input_tokens", 0),
         requests=1,
     )
-    if "cache_creation_1h" not in totals:
+    if "cache_creation_1h" not in totals or prices.price(model) is None:
         return priced(counted, model, prices, cache_ttl=ttl)
     # The reply says which writes went to 1-hour entries: price each lifetime apart.
     long_lived = min(totals["cache_creation_1h"], counted.cache_write_tokens)

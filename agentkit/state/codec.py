@@ -79,8 +79,8 @@ _AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.SubRun": ("agentkit.agents.run_state", "SubRun"),
     "agentkit.Intent": ("agentkit.agents.intents", "Intent"),
     "agentkit.SessionRecord": ("agentkit.state.sessions", "SessionRecord"),
-    "agentkit.WorkflowState": ("agentkit.agents.workflow", "_State"),
-    "agentkit.WorkflowResult": ("agentkit.agents.workflow", "WorkflowResult"),
+    "agentkit.WorkflowState": ("agentkit.agents.workflow_state", "_State"),
+    "agentkit.WorkflowResult": ("agentkit.agents.workflow_state", "WorkflowResult"),
 }
 _AGENTKIT_TAGS = {place: tag for tag, place in _AGENTKIT_TYPES.items()}
 

@@ -1,16 +1,32 @@
 """Sessions: conversations kept in a store, keyed by the tenant's scope and a session id.
 
-A session is one versioned record, ``session:<scope key>:<session id>``, holding every
-message of the conversation and, per turn, the checkpoint key of the run that made it.
-A run with ``session=`` reads the record once when it starts and writes it once when it
-completes, a compare-and-set over the version it read: if another run appended a turn
-in between, the write is refused with :class:`SessionBusy` rather than recording a turn
-after one its model never saw. The scope's list of session ids is a second record,
-``sessions:<scope key>``, written only when a session is created or deleted.
+A session is a row per turn: ``session-turn:<n>:<scope key>:<session id>`` for the n-th
+turn (n = 1, 2, ...), a :class:`SessionRecord` holding that turn's messages and the
+checkpoint key of the run that made it. Each row is written once, a compare-and-set over
+"never written" (version 0), so of two runs that read the same n-1 turns exactly one
+appends turn n; the other gets :class:`SessionBusy` rather than recording a turn after
+one its model never saw. The session's version is the number of its last row. A run
+with ``session=`` reads the rows once when it starts and writes one row when it
+completes, so what a turn writes does not grow with the conversation.
 
-Deleting a session overwrites its record and the checkpoints of its turns with nothing
-(the versions stay, so a run still holding the old version cannot write the
-conversation back), and takes it off the scope's list.
+``session:<scope key>:<session id>`` is the layout before turn rows: one record holding
+the whole conversation, rewritten on every append. It is still read (its messages come
+before the rows) but never written again, except to erase it. A run started before the
+change still appends over that record's version: its turn becomes row 1 only while
+that version is current (see ``legacy`` in :func:`append_turn`).
+
+``session-open:<n>:<scope key>:<session id>`` is a log of the checkpoint keys of the
+runs that read n-1 turns and so would append row n. A run that finds such a checkpoint
+complete but its row missing (its worker died between its final checkpoint and the
+append) appends that turn first; see :mod:`agentkit.agents.conversation`.
+
+The scope's list of session ids is ``sessions:<scope key>``, written only when a session
+is created or deleted.
+
+Deleting a session erases its rows, the old record and the checkpoints of its turns
+(the versions stay, holding nothing), writes an empty row (no turn) at the next number
+so a run that read the session before cannot write the conversation back, and takes it
+off the scope's list.
 """
 
 from __future__ import annotations
@@ -28,18 +44,22 @@ __all__ = [
     "delete_session",
     "list_sessions",
     "load_session",
+    "open_log",
     "read_session",
 ]
 
 _MAX_ID = 200
+_FIRST_PAGE = 16
+_MAX_PAGE = 512
 
 
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
-    """A conversation as stored: its messages and the runs that made its turns."""
+    """A conversation, or one turn's row of it: its messages and the runs that made its
+    turns. A row with no turn marks where the session was deleted."""
 
     messages: tuple[Message, ...] = ()
-    """Every message of every completed turn, oldest first (no system prompt)."""
+    """Every message of its completed turns, oldest first (no system prompt)."""
     turns: tuple[str, ...] = ()
     """Per completed turn, the checkpoint key of its run (``"<run id>:<agent>"``)."""
 
@@ -50,11 +70,31 @@ def _check_id(session_id: object) -> str:
             f"a session id must be a non-empty string of at most {_MAX_ID} characters, "
             f"got {session_id!r}"
         )
+    try:
+        session_id.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # A lone surrogate cannot be stored as text by any store; say so here, naming
+        # the id, rather than letting the driver fail with its own encoding error.
+        raise ValueError(
+            f"a session id must be text that UTF-8 can encode, got {session_id!r}: it holds "
+            f"a lone surrogate (U+{ord(session_id[exc.start]):04X} at index {exc.start}); "
+            "use an id of whole characters"
+        ) from None
     return session_id
 
 
 def _key(scope: Scope, session_id: str) -> str:
     return f"session:{scope.key()}:{_check_id(session_id)}"
+
+
+def _row_key(scope: Scope, session_id: str, n: int) -> str:
+    # The number comes before the id: ids may hold ":" and digits, numbers never ":".
+    return f"session-turn:{n}:{scope.key()}:{_check_id(session_id)}"
+
+
+def open_log(scope: Scope, session_id: str, n: int) -> str:
+    """The log of the checkpoint keys of runs that would append row ``n``."""
+    return f"session-open:{n}:{scope.key()}:{_check_id(session_id)}"
 
 
 def _index_key(scope: Scope) -> str:
@@ -69,11 +109,35 @@ def _record(value: object, key: str) -> SessionRecord:
     return value
 
 
-async def load_session(store: Store, scope: Scope, session_id: str) -> tuple[SessionRecord, int]:
-    """The session's record (empty when new) and its version: one store read."""
-    key = _key(scope, session_id)
-    value, version = await store.get_versioned(key)
-    return _record(value, key), version
+async def load_session(
+    store: Store, scope: Scope, session_id: str, *, upto: int | None = None
+) -> tuple[SessionRecord, int]:
+    """The session's turns (empty when new) and its version, the number of its last row.
+
+    With ``upto``, only rows up to that number: the history a run that read version
+    ``upto`` started from. The rows are read a page at a time, pages doubling, so a long
+    conversation costs a few round trips, not one per turn.
+    """
+    head = _key(scope, session_id)
+    keys = [head]  # the old whole-session record comes with the first page of rows
+    messages: list[Message] = []
+    turns: list[str] = []
+    n, page = 0, _FIRST_PAGE
+    while True:
+        end = n + page if upto is None else min(n + page, upto)
+        keys.extend(_row_key(scope, session_id, i) for i in range(n + 1, end + 1))
+        for key, (value, written) in zip(keys, await store.get_versioned_many(keys),
+                                         strict=True):
+            if key != head:
+                if written == 0:
+                    return SessionRecord(tuple(messages), tuple(turns)), n
+                n += 1
+            record = _record(value, key)  # None: an erased turn; no turns: a deletion mark
+            messages.extend(record.messages)
+            turns.extend(record.turns)
+        if upto is not None and n >= upto:
+            return SessionRecord(tuple(messages), tuple(turns)), n
+        keys, page = [], min(page * 2, _MAX_PAGE)
 
 
 async def append_turn(
@@ -85,47 +149,46 @@ async def append_turn(
     messages: Sequence[Message],
     turn: str,
     run_id: str,
-    loaded: SessionRecord | None = None,
     result: object = None,
+    legacy: bool = False,
 ) -> int:
     """Append one completed turn over the ``version`` its run read; the new version.
 
-    ``loaded`` is the record the run read at that version, when the run still has it
-    (a run resumed in another process has not, and the record is read again). Raises
-    :class:`SessionBusy`, carrying ``result``, when another turn was appended since;
-    appending the same ``turn`` again (a retried commit) is a no-op.
+    Writes row ``version + 1`` if no other turn took it. Raises :class:`SessionBusy`,
+    carrying ``result``, when one did; appending the same ``turn`` again (a retried
+    commit, or a recovered one) is a no-op. ``legacy``: ``version`` is that of the
+    session's old whole-conversation record, as read by a run started before turn rows;
+    its turn becomes row 1 while that record is still at that version. A ``version``
+    that names no row is taken as such a version too.
     """
-    key = _key(scope, session_id)
-    if loaded is None:
-        stored, current = await store.get_versioned(key)
+    n = version + 1
+    if not legacy and n > 1:
+        before_key = _row_key(scope, session_id, n - 1)
+        before, written = await store.get_versioned(before_key)
+        if written == 0:
+            # No such row: the version was read from the old record (a Temporal run
+            # started before turn rows passes it without saying so).
+            legacy = True
+        elif before is not None and not _record(before, before_key).turns:
+            await _index_change(store, scope, add=session_id)  # the first turn after a delete
+    if legacy:
+        _, current = await store.get_versioned(_key(scope, session_id))
         if current != version:
-            return await _settle_conflict(store, scope, session_id, messages, turn, run_id,
-                                          result)
-        loaded = _record(stored, key)
-    if not loaded.turns:  # a new session, or one deleted and started again
+            raise SessionBusy(session_id, scope.key(), run_id, result)
+        n = 1
+    if n == 1:
         await _index_change(store, scope, add=session_id)
-    updated = SessionRecord((*loaded.messages, *messages), (*loaded.turns, turn))
+    row_key = _row_key(scope, session_id, n)
     try:
-        return await store.set_versioned(key, updated, expected_version=version)
+        await store.set_versioned(
+            row_key, SessionRecord(tuple(messages), (turn,)), expected_version=0
+        )
     except VersionConflict:
-        return await _settle_conflict(store, scope, session_id, messages, turn, run_id,
-                                      result)
-
-
-async def _settle_conflict(
-    store: Store,
-    scope: Scope,
-    session_id: str,
-    messages: Sequence[Message],
-    turn: str,
-    run_id: str,
-    result: object,
-) -> int:
-    record, current = await load_session(store, scope, session_id)
-    tail = tuple(messages)
-    if record.turns[-1:] == (turn,) and record.messages[len(record.messages) - len(tail) :] == tail:
-        return current  # this very turn is the last one appended (a retried commit)
-    raise SessionBusy(session_id, scope.key(), run_id, result)
+        row, _ = await store.get_versioned(row_key)
+        if row is None or _record(row, row_key).turns != (turn,):
+            raise SessionBusy(session_id, scope.key(), run_id, result) from None
+        # else this very turn is already there: a retried or recovered commit
+    return n
 
 
 async def _index_change(store: Store, scope: Scope, *, add: str = "", remove: str = "") -> None:
@@ -158,34 +221,45 @@ async def read_session(store: Store, scope: Scope, session_id: str) -> tuple[Mes
     return record.messages
 
 
+async def _erase(store: Store, key: str) -> bool:
+    """Overwrite ``key`` with nothing, keeping its version; True when it held something."""
+    while True:
+        value, version = await store.get_versioned(key)
+        if value is None:
+            return False
+        try:
+            await store.set_versioned(key, None, expected_version=version)
+            return True
+        except VersionConflict:
+            continue
+
+
 async def delete_session(store: Store, scope: Scope, session_id: str) -> bool:
     """Erase the session: its messages, the checkpoints of its turns' runs, its place
     on the scope's list. True when there was something to erase.
 
-    The session's versions are kept (holding nothing), so a run that read the session
-    before the delete cannot write the conversation back: it gets :class:`SessionBusy`.
+    The rows are kept (holding nothing), and an empty row marks the deletion at the next
+    number, so a run that read the session before the delete cannot write the
+    conversation back: it gets :class:`SessionBusy`.
     """
-    key = _key(scope, session_id)
+    erased = False
     while True:
         record, version = await load_session(store, scope, session_id)
-        if version == 0 or (not record.messages and not record.turns):
+        if not record.turns and not erased:
             await _index_change(store, scope, remove=session_id)
             return False
+        erased = True
+        await _erase(store, _key(scope, session_id))
+        for n in range(1, version + 1):
+            await _erase(store, _row_key(scope, session_id, n))
+        for turn in record.turns:
+            await _erase(store, f"checkpoint:{turn}")
         try:
-            await store.set_versioned(key, None, expected_version=version)
+            await store.set_versioned(
+                _row_key(scope, session_id, version + 1), SessionRecord(), expected_version=0
+            )
             break
         except VersionConflict:
             continue  # a turn was appended meanwhile: erase that too
-    for turn in record.turns:
-        checkpoint = f"checkpoint:{turn}"
-        while True:
-            state, at = await store.get_versioned(checkpoint)
-            if state is None:
-                break
-            try:
-                await store.set_versioned(checkpoint, None, expected_version=at)
-                break
-            except VersionConflict:
-                continue
     await _index_change(store, scope, remove=session_id)
     return True

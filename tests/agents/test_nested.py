@@ -384,7 +384,7 @@ async def test_a_nested_run_is_checkpointed_under_the_call_that_started_it() -> 
     outer, _ = await ctx.store.get_versioned("checkpoint:run-k:support")
     assert dict(outer.pending) == {"c1": "nested"}
     (sub,) = outer.nested.values()
-    assert (sub.key, sub.agent) == ("run-k:support/c1:billing", "billing")
+    assert (sub.key, sub.agent) == ("run-k:support/c1", "billing")
     inner, _ = await ctx.store.get_versioned(f"checkpoint:{sub.key}")
     assert (inner.status, dict(inner.pending)) == ("suspended", {"s2": "approval"})
 
@@ -512,15 +512,65 @@ async def test_one_resume_decides_calls_at_several_depths() -> None:
     llm.assert_all_used()
 
 
-async def test_a_call_id_with_a_slash_of_the_run_itself_is_not_taken_for_a_path() -> None:
+async def test_a_model_call_id_holding_a_slash_is_refused_and_the_model_told() -> None:
+    """A path id ("c1/s1") names a call inside a sub-run, so a model's own call id may
+    not hold "/": the call does not run, is never pending, and the model reads why."""
     shop = Shop()
     slashed = ToolCall("toolu/1", "refund", {"order_id": "A-1", "amount_usd": 20.0})
-    llm = FakeLLM.script([Turn(tool_calls=(slashed,)), Turn(content="Refunded.")])
+    llm = FakeLLM.script([Turn(tool_calls=(slashed,)), Turn(content="Not refunded.")])
     ctx = make_test_ctx(llm=llm)
-    first = await shop.billing.run("refund A-1", ctx)
-    assert [c.id for c in first.evals["suspended"].pending] == ["toolu/1"]
 
-    done = await shop.billing.resume(first.run_id, {"toolu/1": "approve"}, ctx)
+    done = await shop.billing.run("refund A-1", ctx)
 
-    assert done.output == "Refunded."
+    assert (done.stop_reason, done.output) == ("complete", "Not refunded.")
+    assert [(m.tool_call_id, m.content, m.is_error) for m in done.messages if m.role == "tool"] == [
+        ("toolu/1", SLASHED.format(id="toolu/1", tool="refund"), True),
+    ]
+    assert shop.ran == []
+
+
+SLASHED = (
+    "The call to {tool!r} did not run: its call id {id!r} holds '/', which is reserved for "
+    "the paths of calls made inside delegated runs ('c1/s3'). Call the tool again under an "
+    "id without '/'."
+)
+
+
+async def test_a_call_id_shaped_like_a_path_does_not_take_the_sub_runs_decision() -> None:
+    """Calls "c1" (delegating) and "c1/s1" in one turn: the decision for "c1/s1" reaches
+    the sub-run's refund only, and the own "c1/s1" never runs nor waits."""
+    shop = Shop()
+
+    @tool(side_effecting=True, requires_approval=True)
+    def close_account(customer: str) -> str:
+        """Close the customer's account for good and return the confirmation."""
+        shop.ran.append(("close_account", customer))
+        return f"closed {customer}"
+
+    support = Agent("support", "fake", "You help customers.",
+                    cognition=ReActCognition(tools=[shop.billing_tool, close_account]))
+    refund = ToolCall("s1", "refund", {"order_id": "A-1", "amount_usd": 20.0})
+    llm = Scripts({
+        "help with A-1": [
+            Turn(tool_calls=(ToolCall("c1", "billing", {"task": "refund A-1"}),
+                             ToolCall("c1/s1", "close_account", {"customer": "ann"}))),
+            Turn(content="Refunded; the account stays open."),
+        ],
+        "refund A-1": [Turn(tool_calls=(refund,)), Turn(content="Refunded $20 on A-1.")],
+    })
+    ctx = make_test_ctx(llm=llm)
+
+    first = await support.run("help with A-1", ctx)
+    suspended = first.evals["suspended"]
+    assert suspended.pending == (ToolCall("c1/s1", "refund", refund.arguments),)
+    assert dict(suspended.agents) == {"c1/s1": ("support", "billing")}
+
+    done = await support.resume(first.run_id, {"c1/s1": "approve"}, ctx)
+
+    assert (done.stop_reason, done.output) == ("complete", "Refunded; the account stays open.")
+    assert [(m.tool_call_id, m.content) for m in done.messages if m.role == "tool"] == [
+        ("c1", "Refunded $20 on A-1."),
+        ("c1/s1", SLASHED.format(id="c1/s1", tool="close_account")),
+    ]
     assert shop.ran == [("refund", ("A-1", 20.0))]
+    llm.assert_all_used()

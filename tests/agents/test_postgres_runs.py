@@ -1,9 +1,10 @@
 """make_ctx(store=PostgresStore(...)) wherever a SQLiteStore works: workflows resumed
 and recovered through another store handle (another host), and the default tool chain's
-audit log and idempotency records kept in Postgres."""
+audit log and idempotency records kept in Postgres, and nested single flight."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,11 +13,11 @@ import pytest
 from agentkit import make_ctx
 from agentkit.agents import Agent, Workflow, WorkflowError
 from agentkit.agents.cognition import ReActCognition
-from agentkit.core.contracts.types import ToolCall, ToolRequest
+from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolCall, ToolRequest
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import FakeLLM, Turn
 from agentkit.state.stores.postgres import PostgresStore
-from agentkit.tools import tool
+from agentkit.tools import as_tool, tool
 
 published: list[str] = []
 
@@ -112,3 +113,60 @@ async def test_the_default_chain_audits_and_deduplicates_in_postgres(
         (ctx.correlation_id, "send", "executed"),
         (ctx.correlation_id, "send", "deduped"),
     ]
+
+
+class _ByTask:
+    """A model that answers each agent from the script of the task it was given, so
+    concurrent runs and sub-runs never take each other's turns."""
+
+    def __init__(self, scripts: dict[str, list[Turn]]) -> None:
+        self.scripts = {task: FakeLLM.script(turns) for task, turns in scripts.items()}
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        task = next(m.content for m in request.messages if m.role == "user")
+        return await self.scripts[task].chat(request, ctx)
+
+
+async def test_parallel_delegations_under_idempotent_at_both_levels_finish(
+    postgres_dsn: str, postgres_schema: str
+) -> None:
+    """Two runs of five parallel as_tool delegations on the default pool of ten."""
+    refunded: list[str] = []
+
+    @tool(side_effecting=True)
+    def refund(order_id: str) -> str:
+        """Refund a customer's order in full and return the confirmation."""
+        refunded.append(order_id)
+        return f"refunded {order_id}"
+
+    clerk = Agent("clerk", "fake", "p", cognition=ReActCognition(tools=[refund]))
+    delegate = as_tool(clerk, name="clerk", description="Hand one refund to the billing clerk.",
+                       side_effecting=True)
+    lead = Agent("lead", "fake", "p", cognition=ReActCognition(tools=[delegate]))
+    orders = {r: [f"R{r}-{i}" for i in range(5)] for r in range(2)}
+    scripts: dict[str, list[Turn]] = {}
+    for r, ids in orders.items():
+        scripts[f"run {r}"] = [
+            Turn(tool_calls=tuple(
+                ToolCall(f"c{i}", "clerk", {"task": f"refund {order}"})
+                for i, order in enumerate(ids)
+            )),
+            Turn(content=f"run {r} done"),
+        ]
+        for order in ids:
+            scripts[f"refund {order}"] = [
+                Turn(tool_calls=(ToolCall("s1", "refund", {"order_id": order}),)),
+                Turn(content=f"{order} refunded"),
+            ]
+    llm = _ByTask(scripts)
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
+        async with asyncio.timeout(30):
+            results = await asyncio.gather(
+                *(lead.run(f"run {r}", make_ctx(llm, store=store)) for r in orders)
+            )
+    assert [(res.stop_reason, res.output) for res in results] == [
+        ("complete", "run 0 done"), ("complete", "run 1 done"),
+    ]
+    assert sorted(refunded) == sorted(o for ids in orders.values() for o in ids)
+    for script in llm.scripts.values():
+        script.assert_all_used()

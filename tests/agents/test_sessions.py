@@ -15,10 +15,18 @@ import pytest
 
 from agentkit.agents import Agent, FinalEvent, HistoryPolicy, SessionBusy
 from agentkit.agents.cognition import ReActCognition
+from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Store
 from agentkit.core.contracts.types import Message, Scope, ToolCall
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
-from agentkit.state.sessions import delete_session, list_sessions, read_session
+from agentkit.state.sessions import (
+    SessionRecord,
+    append_turn,
+    delete_session,
+    list_sessions,
+    read_session,
+)
 from agentkit.state.stores import InMemoryStore, SQLiteStore
 from agentkit.tools import tool
 
@@ -453,12 +461,21 @@ class _Counting:
         self._count("read", key)
         return await self.store.get_versioned(key)
 
+    async def get_versioned_many(self, keys: list[str]) -> tuple[tuple[Any, int], ...]:
+        self._count("read", keys[0])  # one round trip
+        return await self.store.get_versioned_many(keys)
+
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         self._count("write", key)
         return await self.store.set_versioned(key, value, expected_version=expected_version)
 
 
-async def test_each_turn_reads_its_session_once_and_writes_it_once(store: Store) -> None:
+async def test_each_turn_writes_one_row_of_its_session_however_long_it_is(
+    store: Store,
+) -> None:
+    """A turn reads the session once (its rows a page at a time, with the old
+    whole-session record), checks the row before its own, and writes one row: never the
+    conversation again."""
     counting = _Counting(store)
     agent = Agent("chat", "fake", "Be brief.")
     for n in range(3):
@@ -466,10 +483,27 @@ async def test_each_turn_reads_its_session_once_and_writes_it_once(store: Store)
         await agent.run(f"question {n}", ctx, session="counted")
     assert {k: v for k, v in counting.counts.items() if "session" in k} == {
         "read session": 3,
-        "write session": 3,
+        "read session-turn": 2,  # the row before, from the second turn on
+        "write session-turn": 3,
         "read sessions": 1,  # the scope's list, when the session is created
         "write sessions": 1,
     }
+
+
+async def test_a_session_runs_checkpoints_hold_its_turn_not_the_history(
+    store: Store,
+) -> None:
+    agent = Agent("chat", "fake", "Be brief.")
+    for n in range(3):
+        ctx = make_test_ctx(FakeLLM(f"answer {n}"), store=store, scope=SCOPE,
+                            correlation_id=f"r{n}")
+        await agent.run(f"question {n}", ctx, session="s")
+    state, _ = await store.get_versioned("checkpoint:r2:chat")
+    assert (state.messages, state.history_len, state.session_version, state.session_rows) == (
+        (user("question 2"), said("answer 2")), 0, 2, True
+    )
+    row, _ = await store.get_versioned("session-turn:3:orgacme:domsupport:s")
+    assert (row.messages, row.turns) == ((user("question 2"), said("answer 2")), ("r2:chat",))
 
 
 _RACER = '''
@@ -544,3 +578,60 @@ async def test_two_processes_racing_on_one_session_append_exactly_one_turn(
     assert [m.content for m in stored] == [
         f"where is {order}?", "", f"{order} shipped", f"{order} has shipped."
     ]
+
+
+async def test_a_checkpoint_and_session_from_before_turn_rows_still_resume_and_append(
+    store: Store,
+) -> None:
+    # The layout before turn rows: one record holding the whole conversation, and
+    # checkpoints whose messages start with the history the run read.
+    history = (user("hi"), said("hello"))
+    await store.set_versioned("session:orgacme:domsupport:s",
+                              SessionRecord(history, ("r0:desk",)), expected_version=0)
+    asked = Message(role="assistant", tool_calls=(REFUND,))
+    old = RunState(run_id="r1", agent="desk", status="suspended",
+                   messages=(*history, user("refund order A-1"), asked), steps=1,
+                   open_calls=(REFUND,), pending=FrozenDict({"c1": "approval"}),
+                   session="s", history_len=2, session_version=1)
+    await store.set_versioned("checkpoint:r1:desk", old, expected_version=0)
+    llm = FakeLLM.script([Turn("Refunded $20 on A-1."), Turn("Bye.")])
+
+    done = await desk().resume("r1", {"c1": "approve"},
+                               make_test_ctx(llm, store=store, scope=SCOPE, autonomy="gated"))
+    assert done.messages == (*history, *TURN_ONE)
+    assert await read_session(store, SCOPE, "s") == (*history, *TURN_ONE)
+    await desk().run("bye", make_test_ctx(llm, store=store, scope=SCOPE), session="s")
+    assert llm.requests[-1].messages == (*history, *TURN_ONE, user("bye"))
+    assert await list_sessions(store, SCOPE) == ("s",)
+
+
+class _DiesBeforeAppend(_Counting):
+    """A real store whose worker 'dies' when it would write a session row."""
+
+    async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
+        if key.startswith("session-turn:"):
+            raise _WorkerDied
+        return await self.store.set_versioned(key, value, expected_version=expected_version)
+
+
+async def test_recover_of_a_turn_left_unappended_is_session_busy_when_another_turn_won(
+    store: Store,
+) -> None:
+    agent = Agent("chat", "fake", "Be brief.")
+    await agent.run("hi", make_test_ctx(FakeLLM("hello"), store=store, scope=SCOPE),
+                    session="s")
+    dying = make_test_ctx(FakeLLM("late answer"), store=_DiesBeforeAppend(store),  # type: ignore[arg-type]
+                          scope=SCOPE, correlation_id="r2")
+    with pytest.raises(_WorkerDied):
+        await agent.run("question", dying, session="s")
+    # A turn that read the same version as r2, and was appended first.
+    await append_turn(store, SCOPE, "s", version=1, messages=(user("other"), said("won")),
+                      turn="r3:chat", run_id="r3")
+
+    with pytest.raises(SessionBusy) as caught:
+        await agent.recover("r2", make_test_ctx(FakeLLM.script([]), store=store, scope=SCOPE))
+    assert (caught.value.run_id, caught.value.result.output) == ("r2", "late answer")
+    assert caught.value.result.messages == (user("hi"), said("hello"), user("question"),
+                                            said("late answer"))
+    assert await read_session(store, SCOPE, "s") == (user("hi"), said("hello"), user("other"),
+                                                     said("won"))

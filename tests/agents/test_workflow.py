@@ -180,6 +180,12 @@ def test_definition_mistakes_are_refused() -> None:
         wf.gate("task", "q?")
     with pytest.raises(TypeError, match="must be an agent"):
         wf.add("x", 42)
+    with pytest.raises(ValueError) as slashed:
+        wf.gate("refund/s1", "q?")
+    assert str(slashed.value) == (
+        "workflow 'w': step name 'refund/s1' holds '/', which separates the ids of a path "
+        "to a call inside a step; name it without '/'"
+    )
 
 
 async def test_a_workflow_wrapped_by_as_tool_renders_its_terminal_outputs() -> None:
@@ -224,3 +230,22 @@ async def test_recover_continues_after_a_failed_step_without_redoing_finished_on
     assert runs == ["first", "second", "second"]
     with pytest.raises(RunNotResumable, match="is complete, not running"):
         await wf.recover(ctx.correlation_id, ctx)
+
+
+async def test_recover_runs_an_agent_step_that_failed_afresh() -> None:
+    """A sub-run that ended by raising gave the step its failure; recover runs the step
+    again from the start, as it does any failed step (it does not hand on the failure)."""
+    checker = Agent("checker", "fake", "Answer with a JSON object.",
+                    output={"type": "object", "properties": {"ok": {"type": "boolean"}},
+                            "required": ["ok"]},
+                    max_output_repairs=0)
+    wf = Workflow("w").add("check", checker)
+    llm = FakeLLM.script([Turn(content="not json"), Turn(content='{"ok": true}')])
+    ctx = make_test_ctx(llm=llm)
+    with pytest.raises(WorkflowError, match="step 'check' failed: OutputCoercionError"):
+        await wf.run("check it", ctx)
+
+    result = await wf.recover(ctx.correlation_id, ctx)
+
+    assert dict(result.outputs) == {"check": {"ok": True}}
+    llm.assert_all_used()

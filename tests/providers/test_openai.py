@@ -11,7 +11,8 @@ from agentkit.agents import Agent, FinalEvent, TextDeltaEvent, ToolCallEvent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.errors import ProviderError, UnsupportedSetting
 from agentkit.core.contracts.types import ChatRequest, Message, ModelSettings, Reasoning
-from agentkit.core.testing import make_test_ctx
+from agentkit.core.policies import tracing
+from agentkit.core.testing import RecordingTracer, make_test_ctx
 from agentkit.providers import OpenAILLM
 from agentkit.tools import tool
 
@@ -217,6 +218,41 @@ async def test_an_openai_compatible_server_by_spec(wire: WireServer) -> None:
     result = await agent_.run("hello", make_test_ctx(llm=provider))
     assert result.output == "hi from llama"
     assert wire.bodies()[0]["model"] == "llama3.1"
+
+
+async def test_a_model_without_a_price_is_named_in_usage_and_on_the_spans(
+    wire: WireServer,
+) -> None:
+    """Without a money ceiling an unpriced model runs, and its 0 cost says it is unknown."""
+    wire.reply(
+        completion(None, [("call_a", "city_population", '{"city": "Porto"}')], "tool_calls"),
+        completion("Porto has about 231,000 residents."),
+    )
+    tracer = RecordingTracer()
+    unpriced = Agent(name="atlas", model="gpt-5-pro", prompt="You answer questions.",
+                     cognition=ReActCognition(tools=[city_population]))
+    ctx = make_test_ctx(llm=llm(wire), tracer=tracer, chat_middleware=[tracing()])
+    result = await unpriced.run("How big is Porto?", ctx)
+
+    assert (result.usage.requests, result.usage.input_tokens) == (2, 20)
+    assert (result.usage.cost_usd, result.usage.unpriced_models) == (0.0, ("gpt-5-pro",))
+    spans = [*tracer.named("invoke_agent atlas"), *tracer.named("chat gpt-5-pro")]
+    assert [(s.attributes["agentkit.cost_usd"], s.attributes["agentkit.unpriced_models"])
+            for s in spans] == [(0.0, ["gpt-5-pro"])] * 3
+
+
+async def test_a_priced_model_has_its_cost_on_the_spans_and_no_unpriced_models(
+    wire: WireServer,
+) -> None:
+    wire.reply(completion("Lisbon."))
+    tracer = RecordingTracer()
+    ctx = make_test_ctx(llm=llm(wire), tracer=tracer, chat_middleware=[tracing()])
+    result = await agent().run("Which city?", ctx)
+    cost = (10 * 0.15 + 5 * 0.6) / 1e6
+    assert (result.usage.cost_usd, result.usage.unpriced_models) == (pytest.approx(cost), ())
+    span = tracer.named("invoke_agent atlas")[0]
+    assert span.attributes["agentkit.cost_usd"] == pytest.approx(cost)
+    assert "agentkit.unpriced_models" not in span.attributes
 
 
 async def test_reasoning_is_an_effort_and_its_tokens_are_counted_apart(wire: WireServer) -> None:

@@ -70,10 +70,10 @@ async def test_the_key_is_one_per_agent_and_scope_and_cached_tokens_are_read(
 ) -> None:
     wire.reply(completion("Lisbon.", 2000, 1920), completion("Porto.", 2000, 1920),
                completion("Faro.", 2000, 0))
-    scope = Scope("7", "1")
+    scope = Scope(7, 1)
     first = await ATLAS.run("Capital?", make_test_ctx(llm=via_openai(wire), scope=scope))
     await ATLAS.run("Second city?", make_test_ctx(llm=via_openai(wire), scope=scope))
-    await ATLAS.run("South?", make_test_ctx(llm=via_openai(wire), scope=Scope("8", "1")))
+    await ATLAS.run("South?", make_test_ctx(llm=via_openai(wire), scope=Scope(8, 1)))
 
     assert wire.requests[0].path == "http://api.openai.com/v1/chat/completions"
     keys = [body["prompt_cache_key"] for body in wire.bodies()]

@@ -75,6 +75,7 @@ VALUES: list[Any] = [
     dt.datetime(2026, 1, 2, 3, 4), dt.date(2026, 1, 2), dt.time(3, 4, 5), dt.timedelta(1, 2, 3),
     decimal.Decimal("1.10"), uuid.UUID("12345678-1234-5678-1234-567812345678"),
     Scope(7, "dom"), Usage(1, 2, 3, 4, 0.5, 6), CALL,
+    Usage(1, 2, cost_usd=0.5, unpriced_models=("gpt-5-pro", "o3-deep-research")),
     ToolCall("c2", "x", {}, arguments_error="not JSON"), *TRANSCRIPT,
     LLMResult("answer", (CALL,), Usage(1, 1), "tool_calls", "m"),
     Suspended("r1", (CALL,), reason="awaiting_input"),

@@ -341,6 +341,38 @@ class VersionConflict(AgentkitError):
         )
 
 
+class SingleFlightTimeout(AgentkitError, TimeoutError):
+    """A ``get_or_set`` waited its bound for another worker's factory to finish, and that
+    worker still holds the key (its work is slow, or it is unreachable but not proven
+    dead); nothing ran here."""
+
+    def __init__(self, key: str, waited: float, owner: str) -> None:
+        self.key = key
+        self.waited = waited
+        self.owner = owner
+        super().__init__(
+            f"get_or_set({key!r}) waited {waited} s for the factory of {owner!r}, which "
+            "still holds the key; raise the store's claim_wait= if such work takes "
+            "longer, or retry later"
+        )
+
+
+class SingleFlightLost(AgentkitError):
+    """A ``get_or_set`` producer's claim on its key was taken over while its factory ran
+    (another worker judged it dead: its lease lapsed unrenewed), so the value it made was
+    not stored."""
+
+    def __init__(self, key: str, owner: str | None) -> None:
+        self.key = key
+        self.owner = owner
+        taken = "removed" if owner is None else f"taken over by {owner!r}"
+        super().__init__(
+            f"get_or_set({key!r}): this worker's claim on the key was {taken} while its "
+            "factory ran, so the factory's value was not stored; the work may have been "
+            "done twice"
+        )
+
+
 class SessionBusy(AgentkitError):
     """A run finished a turn of a session, but another run appended a turn to that
     session after this one read its history, so this turn was not appended.

@@ -6,6 +6,7 @@ Argument objects are frozen deeply (see :mod:`agentkit.core.contracts.frozen`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.reasoning import Reasoning, ReasoningDelta, ReasoningPart
+from agentkit.core.contracts.traits import ToolTraits, traits_of
 
 if TYPE_CHECKING:
     from agentkit.core.contracts.ports import Tool
@@ -85,8 +87,25 @@ class Scope:
                 )
 
     def key(self) -> str:
-        """A stable string form, e.g. ``"org7:dom1"``; distinct scopes have distinct keys."""
-        return f"org{self.org_id}:dom{self.domain_id}"
+        """A stable string form, e.g. ``"org7:dom1"``; distinct scopes have distinct keys.
+
+        An int id and a string id are written as they are (``Scope("acme", "support")``
+        is ``"orgacme:domsupport"``), except a string that spells an int's decimal form,
+        which would share that int's key: it is marked with ``#`` (``Scope("1", "2")``
+        is ``"org#1:dom#2"``, another tenant than ``Scope(1, 2)``), and a string that
+        starts with ``#`` gets a second one, so no string id can spell another's key.
+        """
+        return f"org{_key_part(self.org_id)}:dom{_key_part(self.domain_id)}"
+
+
+_INT_TEXT = re.compile(r"0|-?[1-9][0-9]*")
+"""What ``str()`` of an int looks like: the strings a key could confuse with one."""
+
+
+def _key_part(value: int | str) -> str:
+    if isinstance(value, str) and (value.startswith("#") or _INT_TEXT.fullmatch(value)):
+        return "#" + value
+    return str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +128,14 @@ class Usage:
     """Tokens the model spent thinking, billed as output but not counted in
     ``output_tokens``; 0 where the provider does not report them apart (Anthropic counts
     thinking in ``output_tokens``)."""
+    unpriced_models: tuple[str, ...] = field(default=(), kw_only=True)
+    """Models called here whose price was unknown: their tokens are counted, their cost
+    is not, so while this is non-empty ``cost_usd`` is only a lower bound."""
 
     def __add__(self, other: Usage) -> Usage:
+        unpriced = self.unpriced_models
+        if other.unpriced_models:
+            unpriced = tuple(dict.fromkeys((*unpriced, *other.unpriced_models)))
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -119,6 +144,7 @@ class Usage:
             cost_usd=self.cost_usd + other.cost_usd,
             requests=self.requests + other.requests,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            unpriced_models=unpriced,
         )
 
     @property
@@ -186,9 +212,9 @@ class ToolSchema:
 class ToolRequest:
     """A tool invocation on its way through the invoker's middleware chain.
 
-    The tool object is the declaration of record: middlewares read ``side_effecting``
-    from the request *or* the tool, since many call sites leave the request's flag at
-    its default.
+    The tool object is the declaration of record: middlewares read its :attr:`traits`,
+    and ``side_effecting`` from the request *or* the tool, since many call sites leave
+    the request's flag at its default.
     """
 
     name: str
@@ -205,14 +231,22 @@ class ToolRequest:
     """A step that changes the world (copied from ``side_effecting`` by the agent loop)."""
     meta: dict[str, Any] = field(default_factory=dict, kw_only=True, compare=False)
     """Per-call signals between middlewares, e.g. ``meta["idempotency"] = "replayed"``."""
+    traits: ToolTraits = field(init=False, repr=False, compare=False)
+    """The tool's declarations (:func:`~agentkit.core.contracts.traits.traits_of`), read
+    once here for every middleware; a request without a tool declares nothing."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolRequest"))
+        tool = self.tool
+        object.__setattr__(self, "traits", _NO_TOOL if tool is None else traits_of(tool))
 
     @property
     def is_side_effecting(self) -> bool:
         """True when the request or the tool declares a side effect."""
-        return self.side_effecting or bool(getattr(self.tool, "side_effecting", False))
+        return self.side_effecting or self.traits.side_effecting
+
+
+_NO_TOOL = ToolTraits(side_effecting=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,9 +9,12 @@ at the Unicode full stops ``。．｡``. So ``0x7f。1`` reaches 127.0.0.1 throu
 ``0x7f\\u00ad.1`` through urllib.
 
 A check that reads one of these forms lets the others through, so :func:`client_hosts`
-returns every form a client could derive, and the caller judges each one. The ``idna``
-package is imported only when it is installed; when it is not, neither is any client
-that would use it.
+returns every form a client could derive, and the caller judges each one. An allowlist
+compares hosts reading by reading (:func:`client_readings`): a URL's host passes when
+each kind of client reaches, for it, a host that same kind of client reaches for a
+listed name, whichever spelling (Unicode or ``xn--``) the list uses (:func:`spellings`).
+The ``idna`` package is imported only when it is installed; when it is not, neither is
+any client that would use it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["ascii_name", "client_hosts"]
+__all__ = ["ascii_name", "client_hosts", "client_readings", "spellings"]
 
 _DOTS = re.compile("[\u3002\uff0e\uff61]")
 # Unicode's Default_Ignorable_Code_Point set: invisible, and dropped by IDNA mappings.
@@ -80,28 +83,67 @@ def _clean(form: str) -> str:
     return form.rstrip(".").lower()
 
 
-def client_hosts(host: str) -> tuple[str, ...]:
-    """Every ASCII host a client could resolve for ``host``; empty when none could.
+def client_readings(host: str) -> tuple[str | None, ...]:
+    """The ASCII host each kind of client resolves for ``host``, one slot per kind in a
+    fixed order; None where that kind cannot map it.
 
-    An ASCII host is its own only form. For any other the forms are: the host after
-    NFKC, full-stop and ignorable mapping, when that is ASCII (it is how a numeric
-    spelling disguised with fullwidth digits or invisible characters is seen for what
-    it is); the stdlib IDNA 2003 encoding; and the IDNA 2008 encodings with and without
-    UTS 46 mapping (a Punycode encoding of the mapped host when ``idna`` is absent).
+    The slots: the host after NFKC, full-stop and ignorable mapping, when that is ASCII
+    (how a numeric spelling disguised with fullwidth digits or invisible characters is
+    seen for what it is); the stdlib IDNA 2003 encoding (urllib, ``socket``); IDNA 2008
+    (httpx); IDNA 2008 with UTS 46 mapping (requests, aiohttp), or a Punycode encoding
+    of the mapped host when ``idna`` is absent. An ASCII host is its own reading in
+    every slot.
     """
     if host.isascii():
-        return (_clean(host),)
-    forms: list[str] = []
+        return (_clean(host),) * 4
     mapped = _mapped(host)
-    candidates = [mapped if mapped.isascii() else None, _stdlib_idna(host)]
+    readings = [mapped if mapped.isascii() else None, _stdlib_idna(host)]
     if _idna_installed():
-        candidates += [_idna2008(host, uts46=False), _idna2008(host, uts46=True)]
-    elif not mapped.isascii():
-        candidates.append(_punycode(mapped))
-    for candidate in candidates:
-        if candidate is not None and _clean(candidate) not in forms:
-            forms.append(_clean(candidate))
+        readings += [_idna2008(host, uts46=False), _idna2008(host, uts46=True)]
+    else:
+        readings += [None, None if mapped.isascii() else _punycode(mapped)]
+    return tuple(None if reading is None else _clean(reading) for reading in readings)
+
+
+def client_hosts(host: str) -> tuple[str, ...]:
+    """Every ASCII host a client could resolve for ``host`` (the distinct
+    :func:`client_readings`, in order); empty when none could."""
+    forms: list[str] = []
+    for reading in client_readings(host):
+        if reading is not None and reading not in forms:
+            forms.append(reading)
     return tuple(forms)
+
+
+def spellings(name: str) -> tuple[str, ...]:
+    """``name`` as written and in its other spelling: the Unicode name its ``xn--``
+    labels encode, or the A-label host a Unicode name is resolved as."""
+    found = [name]
+    other = ascii_name(name)
+    if other is not None and other not in found:
+        found.append(other)
+    decoded = _unicode_labels(other if other is not None else name)
+    if decoded is not None and decoded not in found:
+        found.append(decoded)
+    return tuple(found)
+
+
+def _unicode_labels(name: str) -> str | None:
+    """``name`` with each ``xn--`` label decoded from Punycode; None when it has no such
+    label, or one does not decode."""
+    labels = name.split(".")
+    if not any(label.startswith("xn--") for label in labels):
+        return None
+    decoded = []
+    for label in labels:
+        if label.startswith("xn--"):
+            try:
+                decoded.append(label[4:].encode("ascii").decode("punycode"))
+            except UnicodeError:
+                return None
+        else:
+            decoded.append(label)
+    return ".".join(decoded)
 
 
 def ascii_name(name: str) -> str | None:

@@ -7,7 +7,9 @@ otherwise non-global in any spelling an HTTP client would accept: dotted, decima
 (``2130706433``), hex (``0x7f.1``), octal (``0177.0.0.1``), short (``127.1``), IPv6,
 IPv4-mapped or -embedded IPv6, or a ``localhost`` name. The host is judged in every form
 a client could derive from it (Unicode full stops, fullwidth characters and invisible
-code points included; see ``_hosts``). With an allowlist, every form must be on it.
+code points included; see ``_hosts``). With an allowlist, each kind of client must
+reach, for the URL, a host it reaches for a listed name: an entry may be spelled in
+Unicode or as ``xn--`` labels, and the URL's host either way.
 
 The check reads the URL text; it does not resolve names (so it cannot see a public
 name that a DNS server points at a private address). Pass ``resolve=True`` to also
@@ -21,13 +23,14 @@ import ipaddress
 import re
 import socket
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from agentkit.core.contracts._quote import cut
 from agentkit.core.contracts.errors import EgressRefused
 from agentkit.core.contracts.types import ToolRequest
-from agentkit.core.policies._hosts import ascii_name, client_hosts
+from agentkit.core.policies._hosts import ascii_name, client_hosts, client_readings, spellings
 
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
@@ -79,7 +82,7 @@ def _internal(address: IPAddress) -> str | None:
     return None
 
 
-def _allowed(host: str, allow: tuple[str, ...]) -> bool:
+def _allowed(host: str, allow: Iterable[str]) -> bool:
     for entry in allow:
         if entry.startswith("*."):
             if host.endswith(entry[1:]) and host != entry[2:]:
@@ -89,21 +92,38 @@ def _allowed(host: str, allow: tuple[str, ...]) -> bool:
     return False
 
 
-def _allow_entries(allow_hosts: Iterable[str]) -> tuple[str, ...]:
-    """Allowlist entries as A-label hosts, the form a client resolves and the URL's
-    hosts are compared in."""
-    entries = []
+@dataclass(frozen=True, slots=True)
+class _Allowlist:
+    """Allowlist entries as each kind of client resolves them."""
+
+    shown: tuple[str, ...]
+    """The entries as A-label hosts, for messages."""
+    by_reading: tuple[tuple[str, ...], ...]
+    """Per slot of ``client_readings``: the hosts (``*.`` patterns kept) that kind of
+    client reaches for an entry, in either of its spellings."""
+
+
+def _allow_entries(allow_hosts: Iterable[str]) -> _Allowlist:
+    """The allowlist, checked: each entry must be a host name or an IP address."""
+    shown: list[str] = []
+    by_reading: list[list[str]] = [[] for _ in client_readings("a")]
     for raw in allow_hosts:
         text = str(raw).strip()
         wildcard = text.startswith("*.")
-        name = ascii_name(text[2:] if wildcard else text)
+        written = text[2:] if wildcard else text
+        name = ascii_name(written)
         if not name or not (_HOSTNAME.match(name) or (not wildcard and _is_address(name))):
             raise ValueError(
                 f"egress(): allow_hosts entry {_shown(text)} is not a host name; give names "
                 "such as 'api.example.com' or '*.example.com'"
             )
-        entries.append(f"*.{name}" if wildcard else name)
-    return tuple(entries)
+        prefix = "*." if wildcard else ""
+        shown.append(prefix + name)
+        for spelling in spellings(written):
+            for slot, reading in enumerate(client_readings(spelling)):
+                if reading is not None and prefix + reading not in by_reading[slot]:
+                    by_reading[slot].append(prefix + reading)
+    return _Allowlist(tuple(shown), tuple(tuple(hosts) for hosts in by_reading))
 
 
 def _is_address(text: str) -> bool:
@@ -137,7 +157,7 @@ def _name_problem(host: str, raw: str) -> str | None:
     return None
 
 
-def _vet(url: Any, allow: tuple[str, ...] | None) -> tuple[str | None, tuple[str, ...]]:
+def _vet(url: Any, allow: _Allowlist | None) -> tuple[str | None, tuple[str, ...]]:
     """Why ``url`` may not be fetched (or None), and the hosts a client would resolve."""
     if not isinstance(url, str):
         return f"expected a URL string, got {type(url).__name__}", ()
@@ -167,13 +187,14 @@ def _vet(url: Any, allow: tuple[str, ...] | None) -> tuple[str | None, tuple[str
         if why is not None:
             return why, forms
     if allow is not None:
-        for form in forms:
-            if not _allowed(form, allow):
-                if form == raw_host.rstrip(".").lower():
-                    return f"host {_shown(form)} is not on the allowlist {list(allow)}", forms
+        listed = list(allow.shown)
+        for reading, hosts in zip(client_readings(host), allow.by_reading, strict=True):
+            if reading is not None and not _allowed(reading, hosts):
+                if reading == raw_host.rstrip(".").lower():
+                    return f"host {_shown(reading)} is not on the allowlist {listed}", forms
                 return (
-                    f"host {_shown(raw_host)} resolves as {_shown(form)}, which is not on the "
-                    f"allowlist {list(allow)}"
+                    f"host {_shown(raw_host)} resolves as {_shown(reading)}, which is not on "
+                    f"the allowlist {listed}"
                 ), forms
     return None, forms
 
@@ -186,8 +207,9 @@ def check_url(url: Any, allow_hosts: Iterable[str] | None = None) -> str | None:
     """Why ``url`` may not be fetched, or None when it may. Reads the text only.
 
     The host is judged in every form an HTTP client could resolve it as (see
-    :mod:`agentkit.core.policies._hosts`); with ``allow_hosts``, every form must be on
-    the list, compared as A-labels.
+    :mod:`agentkit.core.policies._hosts`); with ``allow_hosts``, each kind of client
+    must reach a host it reaches for a listed name (in its Unicode or ``xn--``
+    spelling).
     """
     allow = None if allow_hosts is None else _allow_entries(allow_hosts)
     return _vet(url, allow)[0]
@@ -211,8 +233,8 @@ def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -
     """Refuse, before the tool runs, a URL argument that points anywhere internal, or
     (with ``allow_hosts``; ``*.example.com`` matches subdomains) anywhere not listed.
 
-    Applies to tools that declare ``url_arg`` (one argument, a dotted path into a
-    structured argument, or several). The refusal is an
+    Applies to tools whose traits name URL arguments (``url_paths``, from ``url_arg``:
+    one argument, a dotted path into a structured argument, or several). The refusal is an
     :class:`~agentkit.core.contracts.errors.EgressRefused`, which the agent loop hands
     back to the model as a tool error; it is never retried. Raises ValueError for an
     allowlist entry that is not a host name.
@@ -222,15 +244,6 @@ def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -
 
 
 _ABSENT: Any = object()
-
-
-def _url_paths(tool: Any) -> tuple[tuple[str, ...], ...]:
-    """The key paths of a tool that names its URL arguments but not their paths."""
-    url_arg = getattr(tool, "url_arg", None)  # a tool that only names its arguments
-    if not url_arg:
-        return ()
-    names = (url_arg,) if isinstance(url_arg, str) else tuple(url_arg)
-    return tuple(tuple(name.split(".")) for name in names)
 
 
 def _field(value: Any, key: str) -> Any:
@@ -271,17 +284,14 @@ def _urls_at(value: Any, path: tuple[str, ...]) -> list[Any]:
 class _Egress:
     __slots__ = ("_allow", "_resolve")
 
-    def __init__(self, allow: tuple[str, ...] | None, resolve: bool) -> None:
+    def __init__(self, allow: _Allowlist | None, resolve: bool) -> None:
         self._allow = allow
         self._resolve = resolve
 
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         if not isinstance(request, ToolRequest):
             return await call_next(request, ctx)
-        paths = getattr(request.tool, "url_paths", None)
-        if paths is None:
-            paths = _url_paths(request.tool)
-        for path in paths:
+        for path in request.traits.url_paths:
             for url in _urls_at(request.arguments, path):
                 why, forms = _vet(url, self._allow)
                 if why is None and self._resolve:
@@ -292,4 +302,5 @@ class _Egress:
         return await call_next(request, ctx)
 
     def __repr__(self) -> str:
-        return f"egress(allow_hosts={self._allow!r}, resolve={self._resolve})"
+        shown = None if self._allow is None else self._allow.shown
+        return f"egress(allow_hosts={shown!r}, resolve={self._resolve})"

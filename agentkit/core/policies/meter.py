@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import UnpricedModel
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage
-from agentkit.core.policies.budget import Budget
-from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
+from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
 
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
@@ -21,22 +20,29 @@ _DEFAULT_OUTPUT_RESERVE = 4096
 def meter(
     prices: PriceTable = DEFAULT_PRICES, *, output_reserve: int = _DEFAULT_OUTPUT_RESERVE
 ) -> _Meter:
-    """Enforce ``ctx.budget`` (a :class:`Budget`) on every call through the chain.
+    """Enforce ``ctx.budget`` (a :class:`Budget`, or any ``BudgetLedger``) on every call.
 
     Before a call: the call that would cross a ceiling (calls, depth, concurrency, or
     money including every in-flight call's worst case) is refused with
     :class:`~agentkit.core.contracts.errors.BudgetExceeded`, which stops the run. A
     model call reserves its worst case: its prompt (about four characters a token, at
-    the dearer of the input and 5-minute cache-write prices) plus ``max_tokens`` (or
-    ``output_reserve``) of output at ``prices``. After the call the reservation is
+    the dearer of the input and cache-write prices, the write at the lifetime the
+    provider writes, its ``cache_ttl``) plus ``max_tokens`` (or ``output_reserve``) of
+    output at ``prices``. After the call the reservation is
     released and the real cost charged: the provider's ``usage.cost_usd`` when it
     reports one (cache reads and writes priced as the provider bills them), else
-    ``prices``. A tool's cost is its
-    ``cost_usd`` attribute, when it declares one; a call replayed by ``idempotent()`` or
-    ``memoize()`` costs nothing. With a money ceiling, a model the price table does
-    not know is refused (:class:`UnpricedModel`) rather than run at an unknown cost.
+    ``prices``. A tool's cost is its traits' ``cost_usd`` (``@tool(cost_usd=...)``),
+    when it declares one; a call replayed by ``idempotent()`` or ``memoize()`` costs
+    nothing. With a money ceiling, a model the price table does not know is refused
+    (:class:`UnpricedModel`) rather than run at an unknown cost.
     """
     return _Meter(prices, output_reserve)
+
+
+def _write_lifetime(llm: object) -> CacheTTL:
+    """The lifetime of the cache entries ``llm`` writes: its ``cache_ttl`` (as
+    ``AnthropicLLM(cache_ttl="1h")`` declares), 5 minutes for a provider that says none."""
+    return "1h" if getattr(llm, "cache_ttl", "5m") == "1h" else "5m"
 
 
 class _Meter:
@@ -46,7 +52,7 @@ class _Meter:
         self._prices = prices
         self._reserve = reserve
 
-    def _estimate(self, request: ChatRequest) -> float:
+    def _estimate(self, request: ChatRequest, ttl: CacheTTL) -> float:
         price = self._prices.price(request.model)
         if price is None:
             return 0.0
@@ -54,21 +60,22 @@ class _Meter:
         chars += sum(len(str(t.parameters)) + len(t.description) for t in request.tools)
         prompt = chars // 4 + 1
         output = request.max_tokens or self._reserve
-        # With prompt caching the prompt may be billed as a cache write, dearer than input.
+        # With prompt caching the prompt may be billed as a cache write, dearer than input,
+        # and a 1-hour entry's write dearer than a 5-minute one's.
         worst = max(
             price.cost(Usage(input_tokens=prompt, output_tokens=output)),
-            price.cost(Usage(cache_write_tokens=prompt, output_tokens=output)),
+            price.cost(Usage(cache_write_tokens=prompt, output_tokens=output), cache_ttl=ttl),
         )
         return worst
 
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         budget = ctx.budget
-        if not isinstance(budget, Budget):
+        if budget is None:
             return await call_next(request, ctx)
         if isinstance(request, ChatRequest):
             if budget.max_cost_usd is not None and self._prices.price(request.model) is None:
                 raise UnpricedModel(request.model)
-            estimate = self._estimate(request)
+            estimate = self._estimate(request, _write_lifetime(ctx.llm))
             held = budget.admit(
                 f"model call to {request.model!r}", estimate_usd=estimate, depth=ctx.depth
             )
@@ -81,7 +88,7 @@ class _Meter:
             finally:
                 budget.release(held, cost_usd=cost)
         if isinstance(request, ToolRequest):
-            tool_cost = float(getattr(request.tool, "cost_usd", 0.0) or 0.0)
+            tool_cost = request.traits.cost_usd
             held = budget.admit(
                 f"tool call {request.name!r}", estimate_usd=tool_cost, depth=ctx.depth
             )

@@ -1,16 +1,21 @@
 """Model prices, for turning token usage into money.
 
-Prices are US dollars per million tokens, matched by the longest model-id prefix.
-They are list prices as published by each provider when this table was written;
-providers change them and release new models, so pass your own ``PriceTable`` to
-``meter()`` when money matters, and check it against your provider's price page. A
-model missing from the table is refused under a money ceiling (``UnpricedModel``).
+Prices are US dollars per million tokens. A row prices its exact model id, that id's
+dated snapshots (``-20250514``, ``-2024-07-18``) and its ``-latest`` alias, and nothing
+else: ``o3-pro`` is not ``o3``, whose price is a tenth of it, so matching by prefix
+would let a money ceiling admit ten times its sum. They are list prices as published
+by each provider when this table was written; providers change them and release new
+models, so pass your own ``PriceTable`` to ``meter()`` when money matters, and check it
+against your provider's price page. A model missing from the table is refused under a
+money ceiling (``UnpricedModel``); without one its calls cost 0 and their ``Usage``
+names it in ``unpriced_models``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from agentkit.core.contracts.types import Usage
@@ -64,26 +69,44 @@ def _openai(input_: float, output: float, cached: float) -> ModelPrice:
     return ModelPrice(input_, output, cache_read=cached, cache_write=input_)
 
 
+_SNAPSHOT = re.compile(r"-(?:[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2}|latest)$")
+"""The suffixes that name a version of one model: a dated snapshot or the latest one."""
+
+
 class PriceTable:
-    """Model id prefix to :class:`ModelPrice`; the longest matching prefix wins."""
+    """Model id to :class:`ModelPrice`; a row also prices the id's dated snapshots
+    (``-YYYYMMDD``, ``-YYYY-MM-DD``) and ``-latest``, and no other id."""
 
     __slots__ = ("_prices",)
 
     def __init__(self, prices: Mapping[str, ModelPrice]) -> None:
-        self._prices = dict(sorted(prices.items(), key=lambda item: -len(item[0])))
+        self._prices = dict(prices)
 
     def price(self, model: str) -> ModelPrice | None:
-        """The price of ``model`` (a provider prefix such as ``anthropic:`` is ignored)."""
+        """The price of ``model`` (a provider prefix such as ``anthropic:`` is ignored),
+        or None when no row is for it."""
         name = model.split(":", 1)[1] if ":" in model else model
-        for prefix, price in self._prices.items():
-            if name.startswith(prefix):
-                return price
-        return None
+        found = self._prices.get(name)
+        if found is None:
+            base = _SNAPSHOT.sub("", name)
+            if base != name:
+                found = self._prices.get(base)
+        return found
 
     def cost(self, model: str, usage: Usage, *, cache_ttl: CacheTTL = "5m") -> float:
-        """The price of ``usage`` on ``model``; 0 for a model the table does not know."""
+        """The price of ``usage`` on ``model``; 0 for a model the table does not know
+        (see :meth:`priced` for a usage that says so)."""
         price = self.price(model)
         return 0.0 if price is None else price.cost(usage, cache_ttl=cache_ttl)
+
+    def priced(self, model: str, usage: Usage, *, cache_ttl: CacheTTL = "5m") -> Usage:
+        """``usage`` with its ``cost_usd`` set from this table (cache writes at
+        ``cache_ttl``'s rate); for a model without a price, 0 and ``model`` named in
+        ``unpriced_models``."""
+        price = self.price(model)
+        if price is None:
+            return replace(usage, cost_usd=0.0, unpriced_models=(model,))
+        return replace(usage, cost_usd=price.cost(usage, cache_ttl=cache_ttl))
 
     def with_prices(self, prices: Mapping[str, ModelPrice]) -> PriceTable:
         """This table with ``prices`` added or overriding."""
@@ -97,19 +120,28 @@ class PriceTable:
 # _anthropic(), which Anthropic's pricing page states for every model (stored copy of
 # docs.anthropic.com/en/docs/about-claude/pricing; the per-model overview pages on
 # platform.claude.com list the same 5m/1h/read figures for Opus 4.5, Opus 5, Opus 5.5).
+# Rows for o3-mini, o3-pro, claude-opus-4-1 and claude-opus-4-7 were added on 2026-12-01,
+# when prefix matching (which priced them as o3 and Opus 4) ended, from the same kind of
+# stored pages. gpt-5-pro has no row: no stored page gave both of its prices.
 DEFAULT_PRICES = PriceTable(
     {
         "fake": ModelPrice(0.0, 0.0),  # FakeLLM, for tests and the scripted demo
         # Anthropic
+        "claude-opus-4-7": _anthropic(5.0, 25.0),  # third-party (allthings.how, 2026-04-16)
         "claude-opus-5-5": _anthropic(4.0, 20.0),  # platform.claude.com models/opus-5-5 (2026)
         "claude-opus-5": _anthropic(5.0, 25.0),  # platform.claude.com models/opus-5 (2026)
         "claude-sonnet-5": _anthropic(2.0, 10.0),  # platform.claude.com lineup table (2026)
         "claude-opus-4-6": _anthropic(5.0, 25.0),  # third-party (deploybase.ai, 2026-03-21)
         "claude-opus-4-5": _anthropic(5.0, 25.0),  # platform.claude.com models/opus-4-5
         "claude-opus-4": _anthropic(15.0, 75.0),  # docs.anthropic.com pricing (4, 4.1)
+        "claude-opus-4-1": _anthropic(15.0, 75.0),  # docs.anthropic.com pricing (4, 4.1)
+        # Anthropic's documented aliases of the dated Claude 4 ids (models overview):
+        # each is the model of the row above it, so it takes that row's price.
+        "claude-opus-4-0": _anthropic(15.0, 75.0),  # alias of claude-opus-4-20250514
         "claude-sonnet-4-6": _anthropic(3.0, 15.0),  # third-party (apidog.com, 2026-02-18)
         "claude-sonnet-4-5": _anthropic(3.0, 15.0),  # third-party (electronhub.ai docs)
         "claude-sonnet-4": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
+        "claude-sonnet-4-0": _anthropic(3.0, 15.0),  # alias of claude-sonnet-4-20250514
         "claude-3-7-sonnet": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
         "claude-3-5-sonnet": _anthropic(3.0, 15.0),  # docs.anthropic.com pricing
         "claude-haiku-4-5": _anthropic(1.0, 5.0),  # platform.claude.com models/haiku-4-5
@@ -132,6 +164,9 @@ DEFAULT_PRICES = PriceTable(
         "gpt-5.4": _openai(2.5, 15.0, 0.25),  # third-party (adk-model pricing.rs, 2026-03)
         "gpt-5.4-mini": _openai(0.75, 4.5, 0.075),  # third-party (adk-model, 2026-03)
         "o3": _openai(2.0, 8.0, 0.5),  # kept from the earlier table, not re-checked
+        "o3-mini": _openai(1.1, 4.4, 0.55),  # third-party (llmcalc.app, 2026-05-06)
+        # o3-pro lists no cached-input rate: cached input is billed as input.
+        "o3-pro": _openai(20.0, 80.0, 20.0),  # third-party (modelpedia.dev, 2026-03-21)
         "o4-mini": _openai(1.1, 4.4, 0.275),  # kept from the earlier table, not re-checked
     }
 )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.ports import Span, Tracer
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest
-from agentkit.core.runtime.spans import open_span
+from agentkit.core.runtime.spans import open_span, set_cost
 
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
@@ -43,9 +43,11 @@ def tracing(tracer: Tracer | None = None, *, result_cap: int = DEFAULT_RESULT_CA
     ``tracer`` defaults to ``ctx.tracer``; with neither, calls pass through untraced.
     Tool spans carry ``gen_ai.operation.name = "execute_tool"``, ``gen_ai.tool.name``,
     ``gen_ai.tool.call.id`` and a ``gen_ai.tool.result`` event holding at most
-    ``result_cap`` characters; chat spans carry the model, token usage and finish
-    reasons. Every span records ``agentkit.duration_ms`` and, on failure,
-    ``error.type`` and an ``agentkit.error_count``.
+    ``result_cap`` characters; chat spans carry the model, token usage, finish
+    reasons and cost (``agentkit.cost_usd``, and ``agentkit.unpriced_models`` naming a
+    model whose price was unknown, so that a 0 is not read as free). Every span records
+    ``agentkit.duration_ms`` and, on failure, ``error.type`` and an
+    ``agentkit.error_count``.
     """
     return _Tracing(tracer, result_cap)
 
@@ -123,6 +125,7 @@ class _Tracing:
                 span.set_attribute(
                     "gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens
                 )
+            set_cost(span, usage)
             return result
 
     def __repr__(self) -> str:

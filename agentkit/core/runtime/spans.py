@@ -13,6 +13,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from agentkit.core.contracts.ports import Span, Tracer
+from agentkit.core.contracts.types import Usage
 
 TRACE_SEED = "agentkit.trace_seed"
 """A span attribute: root spans (no parent in this process) with the same seed belong
@@ -37,6 +38,14 @@ def add_span_event(name: str, attributes: Mapping[str, Any] | None = None) -> No
         span.add_event(name, attributes)
     except Exception:
         _log.warning("tracer failed to record event %r; continuing", name, exc_info=True)
+
+
+def set_cost(span: Span, usage: Usage) -> None:
+    """Record what ``usage`` cost on ``span``: ``agentkit.cost_usd``, and the models
+    whose price was unknown (``agentkit.unpriced_models``), so a 0 is not read as free."""
+    span.set_attribute("agentkit.cost_usd", usage.cost_usd)
+    if usage.unpriced_models:
+        span.set_attribute("agentkit.unpriced_models", list(usage.unpriced_models))
 
 
 class _NoSpan:

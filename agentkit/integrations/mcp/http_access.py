@@ -2,7 +2,8 @@
 
 * With a token, every request must carry ``Authorization: Bearer <token>``; anything
   else is answered ``401`` with ``WWW-Authenticate: Bearer`` before the MCP layer sees
-  it. Tokens are compared in constant time (:func:`hmac.compare_digest`).
+  it. Tokens are compared in constant time (:func:`hmac.compare_digest`). A WebSocket
+  connection is closed unseen: the MCP endpoint has none.
 * Without a token the server binds only to a loopback address, unless the caller says
   ``insecure_no_auth=True`` (``--insecure-no-auth``) out loud.
 * DNS-rebinding protection is always on: the ``Host`` header must be one of the allowed
@@ -28,6 +29,8 @@ from agentkit.integrations.mcp.contexts import PRINCIPAL_SCOPE_KEY
 __all__ = ["BearerAuth", "check_exposure", "is_loopback", "transport_security"]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_POLICY_VIOLATION = 1008
+"""The WebSocket close code for a connection the server refuses on principle."""
 
 
 def is_loopback(host: str) -> bool:
@@ -99,6 +102,10 @@ def transport_security(
 class BearerAuth:
     """ASGI middleware: requests without the right bearer token get 401.
 
+    Only HTTP requests reach the app (and the server's lifespan events): a WebSocket
+    connection is closed with code 1008 whatever it carries, since the MCP endpoint has
+    no WebSocket channel a token could open.
+
     The token's principal (a digest, never the token) is left in the scope for the run
     binding of :mod:`~agentkit.integrations.mcp.contexts`.
     """
@@ -109,8 +116,16 @@ class BearerAuth:
         self._principal = "bearer-" + hashlib.sha256(token.encode()).hexdigest()[:16]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        kind = scope["type"]
+        if kind == "lifespan":  # the server's start and stop, not a client: the app needs it
             await self._app(scope, receive, send)
+            return
+        if kind != "http":
+            # MCP's HTTP transport has no WebSocket (or other) channel, so a client that
+            # opens one is closed here, before the app could accept it unchecked.
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": _POLICY_VIOLATION,
+                            "reason": "this endpoint serves MCP over HTTP only"})
             return
         given = b""
         for name, value in scope.get("headers", ()):

@@ -27,19 +27,20 @@ import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-import agentkit
+from agentkit import __version__
 from agentkit.agents.autonomy import should_gate
 from agentkit.agents.tool_messages import describe_failure
 from agentkit.core.contracts.errors import ToolNotFoundError
 from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.ports import Store, Tool, ToolMiddleware
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import Scope, ToolRequest
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.reporting import reporting_to
 from agentkit.integrations.mcp.contexts import ContextFactory, RunContexts, default_contexts
 from agentkit.integrations.mcp.mcp_tool import REQUIRES_APPROVAL_META
 from agentkit.integrations.mcp.results import to_call_result
-from agentkit.integrations.mcp.schemas import mcp_input_schema
+from agentkit.integrations.mcp.schemas import mcp_input_schema, tool_closed_structs
 from agentkit.integrations.mcp.served_call import ServedCall, set_log_level
 from agentkit.tools.declarations.adapt import adapt, is_structured, thaw
 from agentkit.tools.registry import ToolRegistry
@@ -77,7 +78,7 @@ def _registry(tools: ToolRegistry | Iterable[Tool | Callable[..., Any]]) -> Tool
 
 
 def _asks_human(tool: Tool) -> bool:
-    return bool(getattr(tool, "asks_human", False))
+    return traits_of(tool).asks_human
 
 
 class _ServedTools:
@@ -91,7 +92,10 @@ class _ServedTools:
         self._tools = {tool.name: tool for tool in _advertised(registry)}
         self._contexts = contexts
         self._approve = approve
-        described = {name: _describe(tool) for name, tool in self._tools.items()}
+        # Read once: which nested structs each tool refuses undeclared keys in.
+        self._closed = {name: tool_closed_structs(tool) for name, tool in self._tools.items()}
+        described = {name: _describe(tool, self._closed[name])
+                     for name, tool in self._tools.items()}
         self._listing = types.ListToolsResult(tools=list(described.values()))
         # ask_human is answered through elicitation: a client that cannot elicit is not
         # offered it.
@@ -111,7 +115,7 @@ class _ServedTools:
     def input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self._tools.get(name)
         return None if tool is None or tool.schema is None else mcp_input_schema(
-            tool.schema.parameters
+            tool.schema.parameters, closed=self._closed[name]
         )
 
     async def set_level(self, ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
@@ -125,13 +129,14 @@ class _ServedTools:
         if tool is None:
             return _error(str(ToolNotFoundError(params.name, list(self._tools))))
         run = self._contexts.for_call(ctx)
+        side_effecting = traits_of(tool).side_effecting
         request = ToolRequest(
             params.name,
             params.arguments or {},
             tool,
-            bool(tool.side_effecting),
+            side_effecting,
             call_id=None if ctx.request_id is None else str(ctx.request_id),
-            key_step=bool(tool.side_effecting),
+            key_step=side_effecting,
             # The client's request is the unit of intent: a retried JSON-RPC request
             # (same id, same session) replays, a new request with the same arguments runs.
             meta={"idempotency_scope": "call"},
@@ -176,7 +181,7 @@ class _ServedTools:
     async def _refusal(self, request: ToolRequest, run: RunContext, call: ServedCall) -> str | None:
         tool = request.tool
         assert tool is not None
-        if not should_gate(run.autonomy, bool(tool.requires_approval), request.key_step):
+        if not should_gate(run.autonomy, request.traits.requires_approval, request.key_step):
             return None
         if self._approve is not None:
             return await self._ask_callback(request)
@@ -234,23 +239,24 @@ def _advertised(registry: ToolRegistry) -> list[Tool]:
     return [tool for tool in registry if tool.schema is not None]
 
 
-def _describe(tool: Tool) -> types.Tool:
+def _describe(tool: Tool, closed: frozenset[str]) -> types.Tool:
     schema = tool.schema
     assert schema is not None
-    side_effecting = bool(tool.side_effecting)
+    traits = traits_of(tool)
+    side_effecting = traits.side_effecting
     return types.Tool(
         name=schema.name,
         description=schema.description,
-        input_schema=mcp_input_schema(schema.parameters),
+        input_schema=mcp_input_schema(schema.parameters, closed=closed),
         output_schema=_output_schema(tool),
         annotations=types.ToolAnnotations(
             read_only_hint=not side_effecting,
             # agentkit cannot tell a destructive effect from an additive one, so every
             # side effect is declared destructive: the reading that makes clients careful.
             destructive_hint=side_effecting,
-            idempotent_hint=bool(getattr(tool, "idempotent", False)),
+            idempotent_hint=traits.idempotent,
         ),
-        _meta={REQUIRES_APPROVAL_META: True} if tool.requires_approval else None,
+        _meta={REQUIRES_APPROVAL_META: True} if traits.requires_approval else None,
     )
 
 
@@ -293,7 +299,7 @@ def build_server(
     served = _ServedTools(_registry(tools), RunContexts(factory), approve)
     server: Server[Any] = Server(
         name,
-        version=agentkit.__version__,
+        version=__version__,
         instructions=instructions,
         get_tool_input_schema=served.input_schema,
         on_list_tools=served.list_tools,

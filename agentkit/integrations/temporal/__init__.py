@@ -25,8 +25,17 @@ except ImportError as exc:
         'pip install "agentkit-framework[temporal]"'
     ) from exc
 
-from agentkit.integrations.temporal._values import RemoteError, RunOptions
+from agentkit.integrations.temporal._values import PayloadTooLarge, RemoteError, RunOptions
 from agentkit.integrations.temporal.client import TemporalAgents
+from agentkit.integrations.temporal.payloads import data_converter
 from agentkit.integrations.temporal.worker import AgentWorker, workflow_runner
 
-__all__ = ["AgentWorker", "RemoteError", "RunOptions", "TemporalAgents", "workflow_runner"]
+__all__ = [
+    "AgentWorker",
+    "PayloadTooLarge",
+    "RemoteError",
+    "RunOptions",
+    "TemporalAgents",
+    "data_converter",
+    "workflow_runner",
+]

@@ -13,7 +13,16 @@ from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import ChatRequest
 from agentkit.state.codec import dumps, loads, register
 
-__all__ = ["RemoteError", "RunOptions", "pack", "result_from", "result_to", "unpack"]
+__all__ = [
+    "PayloadTooLarge",
+    "RemoteError",
+    "RunOptions",
+    "pack",
+    "pack_within",
+    "result_from",
+    "result_to",
+    "unpack",
+]
 
 register(ChatRequest, tag="agentkit.ChatRequest")
 
@@ -34,6 +43,10 @@ class RunOptions:
     that are not idempotent)."""
     continue_as_new_after: int = 50
     """Model calls per workflow history; past it the run continues as new."""
+    max_payload_bytes: int = 64 * 1024 * 1024
+    """Largest value (in agentkit's store format) a run passes through Temporal: a
+    model or tool call's input or answer, the run's start. Values past 128 KiB are
+    stored by key in the workers' store; past this, the run refuses them."""
 
     def __post_init__(self) -> None:
         for name in ("heartbeat_timeout", "model_timeout", "tool_timeout"):
@@ -41,7 +54,7 @@ class RunOptions:
             if not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"RunOptions.{name} must be a positive number of seconds, "
                                  f"got {value!r}")
-        for name in ("max_attempts", "continue_as_new_after"):
+        for name in ("max_attempts", "continue_as_new_after", "max_payload_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"RunOptions.{name} must be an int of at least 1, got {value!r}")
@@ -61,9 +74,41 @@ class RemoteError(RunError):
         super().__init__(f"{type_name}: {message}")
 
 
+_RAISE_LIMIT = "(RunOptions.max_payload_bytes); shorten it, or raise the limit"
+
+
+class PayloadTooLarge(RunError, ValueError):
+    """A value a run would pass through Temporal is over
+    :attr:`RunOptions.max_payload_bytes` (or, from a client without a store, over what
+    stays inline); nothing was scheduled with it. ``what`` names the value, ``size`` and
+    ``limit`` are bytes, ``advice`` ends the message."""
+
+    def __init__(
+        self, run_id: str, what: str, size: int, limit: int, advice: str = _RAISE_LIMIT
+    ) -> None:
+        self.run_id = run_id
+        self.what = what
+        self.size = size
+        self.limit = limit
+        self.advice = advice
+        super().__init__(
+            f"run {run_id!r}: {what} is {size:,} bytes, over the {limit:,}-byte limit on one "
+            f"value passed through Temporal {advice}"
+        )
+
+
 def pack(value: Any) -> str:
     """``value`` as a payload string."""
     return dumps(value)
+
+
+def pack_within(value: Any, limit: int, run_id: str, what: str) -> str:
+    """``value`` as a payload string of at most ``limit`` bytes, else
+    :class:`PayloadTooLarge` (the store format is ASCII: a character is a byte)."""
+    text = dumps(value)
+    if len(text) > limit:
+        raise PayloadTooLarge(run_id, what, len(text), limit)
+    return text
 
 
 def unpack(text: str, what: str) -> Any:

@@ -12,11 +12,19 @@ from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
 from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
+from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.policies.budget import Budget
-from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
-from agentkit.integrations.temporal._values import error_fields, pack, unpack
+from agentkit.integrations.temporal._values import (
+    PayloadTooLarge,
+    RunOptions,
+    error_fields,
+    pack,
+    pack_within,
+    unpack,
+)
 from agentkit.integrations.temporal.workflow import (
     MODEL_ACTIVITY,
     SESSION_COMMIT_ACTIVITY,
@@ -32,8 +40,13 @@ __all__ = ["AgentActivities", "run_budget", "run_context"]
 
 T = TypeVar("T")
 
+_LIMIT = RunOptions().max_payload_bytes
+"""The limit for jobs scheduled before runs named theirs."""
 
-def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
+
+def run_budget(
+    template: BudgetLedger | None, spent: tuple[int, int] = (0, 0)
+) -> BudgetLedger | None:
     """The budget of one activity of a run: ``template``'s ceilings (the worker's base
     context's :class:`Budget`), starting from what the run has ``spent`` so far (metered
     calls, nano-dollars). Anything but a Budget is shared as it is."""
@@ -49,7 +62,7 @@ def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
     return budget
 
 
-def _spent_since(budget: Any, spent: tuple[int, int]) -> tuple[int, int]:
+def _spent_since(budget: BudgetLedger | None, spent: tuple[int, int]) -> tuple[int, int]:
     """What ``budget`` (made by :func:`run_budget` from ``spent``) admitted and charged."""
     if not isinstance(budget, Budget):
         return (0, 0)
@@ -65,18 +78,10 @@ def run_context(
 ) -> RunContext:
     """``base``'s services and policy, acting for run ``run_id`` in ``scope``, with
     the run's own budget (``base``'s ceilings, from the run's ``spent``)."""
-    return RunContext(
-        llm=base.llm,
-        store=base.store,
-        invoker=base.invoker,
-        scope=scope,
-        correlation_id=run_id,
-        autonomy=autonomy,
-        budget=run_budget(base.budget, spent),
-        checkpointer=base.checkpointer,
-        tracer=base.tracer,
-        observer=base.observer,
-        max_depth=base.max_depth,
+    # A run of its own: it must not share the worker's cancel token or depth.
+    return base.for_run(
+        run_id, scope=scope, autonomy=autonomy, budget=run_budget(base.budget, spent),
+        cancel=CancelToken(), depth=0,
     )
 
 
@@ -114,6 +119,15 @@ async def _heartbeating(work: Awaitable[T]) -> T:
         return await work
     finally:
         beating.cancel()
+
+
+def _too_large(tool: str, size: int, limit: int) -> str:
+    return (
+        f"The call to {tool!r} ran once, but its result is {size:,} bytes, over the "
+        f"{limit:,}-byte limit on one value passed through Temporal, so it was dropped; "
+        "the call is not run again. Ask for a smaller result (a part, a summary, or a "
+        "reference to where it is stored)."
+    )
 
 
 class AgentActivities:
@@ -156,7 +170,14 @@ class AgentActivities:
             )
         except RunError as exc:
             return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
-        return pack({"result": result, "spent": _spent_since(ctx.budget, spent)})
+        used = _spent_since(ctx.budget, spent)
+        try:
+            return pack_within({"result": result, "spent": used}, job.get("limit", _LIMIT),
+                               ctx.correlation_id,
+                               f"the answer of a call to model {request.model!r}")
+        except PayloadTooLarge as exc:
+            # Final, not transient: the same answer would be refused on every attempt.
+            return pack({"stop": error_fields(exc), "spent": used})
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
@@ -185,8 +206,16 @@ class AgentActivities:
                 True,
                 (),
             )
-        return pack({"content": content, "is_error": is_error, "attachments": attached,
-                     "spent": _spent_since(ctx.budget, spent)})
+        used = _spent_since(ctx.budget, spent)
+        answer = {"content": content, "is_error": is_error, "attachments": attached,
+                  "spent": used}
+        limit = job.get("limit", _LIMIT)
+        text = pack(answer)
+        if len(text) <= limit:
+            return text
+        # The call ran: say so, so it is neither retried nor reported as unknown.
+        return pack({"content": _too_large(call.name, len(text), limit), "is_error": True,
+                     "attachments": (), "spent": used})
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:

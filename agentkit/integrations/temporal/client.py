@@ -18,9 +18,18 @@ from temporalio.service import RPCError
 from agentkit.agents.conversation import Opening
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.core.contracts.errors import RunNotResumable, SessionBusy
+from agentkit.core.contracts.ports import Store
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime.context import new_run_id
-from agentkit.integrations.temporal._values import RunOptions, pack, result_from, unpack
+from agentkit.integrations.temporal._values import (
+    PayloadTooLarge,
+    RunOptions,
+    pack,
+    pack_within,
+    result_from,
+    unpack,
+)
+from agentkit.integrations.temporal.payloads import INLINE_BYTES, with_stored_payloads
 from agentkit.integrations.temporal.workflow import (
     OUTCOME_UPDATE,
     PENDING_QUERY,
@@ -39,14 +48,25 @@ class TemporalAgents:
     A run's id is its workflow id. :meth:`run` and :meth:`resume` return when the run
     completes or suspends; a suspended run waits (for days if need be) until
     :meth:`resume` gives it the decisions for its :meth:`pending` calls.
+
+    ``store`` is the workers' store: a run's start, result or pending calls over
+    128 KiB cross Temporal by key and are written and read there. Without it, a start
+    that large is refused with :class:`PayloadTooLarge`, and such a result with
+    :class:`~agentkit.state.blobs.BlobMissing`.
     """
 
     def __init__(
-        self, client: Client, *, task_queue: str, options: RunOptions | None = None
+        self,
+        client: Client,
+        *,
+        task_queue: str,
+        options: RunOptions | None = None,
+        store: Store | None = None,
     ) -> None:
         if not task_queue or not isinstance(task_queue, str):
             raise ValueError(f"task_queue must be a non-empty string, got {task_queue!r}")
-        self.client = client
+        self.client = with_stored_payloads(client, store)
+        self.store = store
         self.task_queue = task_queue
         self.options = options if options is not None else RunOptions()
 
@@ -85,7 +105,7 @@ class TemporalAgents:
             accepted = [a.value for a in Autonomy]
             raise ValueError(f"unknown autonomy {autonomy!r}; expected one of {accepted}") from None
         run_id = run_id or new_run_id()
-        payload = pack(
+        payload = pack_within(
             {
                 "agent": agent_name,
                 "task": task,
@@ -93,8 +113,16 @@ class TemporalAgents:
                 "autonomy": tier,
                 "options": self.options,
                 "session": session,
-            }
+            },
+            self.options.max_payload_bytes, run_id, "the run's start (task and options)",
         )
+        if self.store is None and len(payload) > INLINE_BYTES:
+            # Its result holds the task too, and this client could not read it back.
+            raise PayloadTooLarge(
+                run_id, "the run's start (task and options)", len(payload), INLINE_BYTES,
+                "inline, from a client without a store; give TemporalAgents(..., store=...) "
+                "the store the workers use, or shorten it",
+            )
         try:
             await self.client.start_workflow(
                 WORKFLOW, payload, id=run_id, task_queue=self.task_queue

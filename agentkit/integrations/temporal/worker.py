@@ -13,6 +13,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from agentkit.core.runtime.context import RunContext
 from agentkit.integrations.temporal.activities import AgentActivities
+from agentkit.integrations.temporal.payloads import with_stored_payloads
 from agentkit.integrations.temporal.workflow import AgentWorkflow, host
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ class AgentWorker:
     ``context`` is called once, when the worker starts, for the base
     :class:`~agentkit.core.runtime.context.RunContext` (model, store, middleware chains);
     each activity runs on a context derived from it with the run's id (the workflow id),
-    scope and autonomy.
+    scope and autonomy. Payloads over 128 KiB are stored by key in that context's
+    ``store``, which every worker and client of the task queue must share.
     """
 
     def __init__(
@@ -86,7 +88,7 @@ class AgentWorker:
         modules = sorted({type(a.cognition).__module__ for a in self.agents.values()} - {""})
         host(self.task_queue, self.agents)
         return Worker(
-            self.client,
+            with_stored_payloads(self.client, activities.base.store),
             task_queue=self.task_queue,
             workflows=[AgentWorkflow],
             activities=activities.all(),

@@ -22,6 +22,7 @@ from agentkit.agents.run import AgentRun, validate_decisions
 from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.frozen import FrozenDict, freeze
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -35,6 +36,7 @@ from agentkit.integrations.temporal._values import (
     RunOptions,
     error_from,
     pack,
+    pack_within,
     result_to,
     unpack,
 )
@@ -131,11 +133,15 @@ class TemporalEffects:
             # Keep the history bounded: carry the run's state into a fresh workflow run.
             self.carry = run.snapshot()
             raise _ContinueAsNew
-        payload = pack(
-            {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
-             "autonomy": run.ctx.autonomy.value, "request": request, "spent": self.spent}
-        )
         options = self.options
+        # Checked here, in workflow code: a command Temporal refuses fails the workflow
+        # task, which is retried for ever; a run that stops answers.
+        payload = pack_within(
+            {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
+             "autonomy": run.ctx.autonomy.value, "request": request, "spent": self.spent,
+             "limit": options.max_payload_bytes},
+            options.max_payload_bytes, run.run_id, f"the input of model call {run.steps + 1}",
+        )
         text = await workflow.execute_activity(
             MODEL_ACTIVITY,
             payload,
@@ -165,12 +171,14 @@ class TemporalEffects:
             # Unknown tools are answered without a worker: nothing runs.
             return await execute_tool_call(run.ctx, call, arguments, registry)
         tool = registry.get(call.name)
-        once = bool(tool.side_effecting) and not getattr(tool, "idempotent", False)
+        once = traits_of(tool).side_effecting and not traits_of(tool).idempotent
         options = self.options
-        payload = pack(
+        payload = pack_within(
             {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
              "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments,
-             "spent": self.spent}
+             "spent": self.spent, "limit": options.max_payload_bytes},
+            options.max_payload_bytes, run.run_id,
+            f"the input of tool call {call.id!r} ({call.name!r})",
         )
         try:
             text = await workflow.execute_activity(

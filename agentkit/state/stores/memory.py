@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agentkit.core.contracts.errors import VersionConflict
@@ -127,6 +127,10 @@ class InMemoryStore:
     async def get_versioned(self, key: str) -> tuple[Any, int]:
         """``(value, version)`` under ``key``; ``(None, 0)`` when never written."""
         return self._versioned.get(key, (None, 0))
+
+    async def get_versioned_many(self, keys: Sequence[str]) -> tuple[tuple[Any, int], ...]:
+        """``get_versioned`` of each of ``keys``, in their order."""
+        return tuple(self._versioned.get(key, (None, 0)) for key in keys)
 
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         """Write ``value`` if the version is still ``expected_version``; the new version."""

@@ -6,12 +6,16 @@ default), created on first use. The guarantees come from the server, not from us
 - ``set_versioned`` is one statement (a conditional ``UPDATE``, or an ``INSERT`` for
   version 0) that also reads the current version, so a checkpointed step costs one round
   trip and two workers racing on one version cannot both win.
-- ``get_or_set`` is single-flight across processes and hosts through a session-level
-  advisory lock per key: the first caller takes it, runs the factory, stores the value
-  and then lets go; the others wait inside the server (no polling) and then read the
-  value. A producer that dies loses its connection and with it the lock, so the next
-  caller goes ahead at once, with no lease to wait out. Lock connections come from a
-  pool of their own, so a factory that itself uses the store never starves them.
+- ``get_or_set`` is single-flight across processes and hosts through a claim row per
+  key (owner and lease, as in SQLiteStore): the first caller inserts it, runs the
+  factory holding no connection, then stores the value and deletes the claim in one
+  transaction. The producer renews the lease while its factory runs, so only that
+  commit, or a producer proven dead (gone from this machine, or its lease lapsed
+  unrenewed), ends the claim: the server ending a connection does not, and a nested
+  ``get_or_set`` inside a factory never waits for a connection its caller holds.
+  Others poll (backing off to ``poll_interval``), each with short statements, so a
+  ``statement_timeout`` never cuts a wait, and give up after ``claim_wait`` with
+  :class:`SingleFlightTimeout`.
 - Expiry is judged by the server's clock, so hosts with skewed clocks agree. Expired
   rows are invisible at once, and deleted on a later write or by :meth:`vacuum`.
 
@@ -23,30 +27,28 @@ reorder keys and refuses the ``\u0000`` escapes a Python string may need), and t
 server spends nothing parsing values it never queries into.
 
 The driver is asyncpg (``pip install "agentkit-framework[postgres]"``), imported on
-first use. Connection poolers in transaction mode (PgBouncer) break session advisory
-locks: connect the store to the server or to a session-mode pooler.
+first use.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import VersionConflict
+from agentkit.core.contracts.errors import SingleFlightLost, SingleFlightTimeout, VersionConflict
 from agentkit.state.codec import dumps, loads
+from agentkit.state.owners import owner_alive, this_owner
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
+from agentkit.state.stores._postgres_schema import Migrations, migrate
+from agentkit.state.stores._postgres_text import connection_url, lock_id, redact, stored_key
 
 if TYPE_CHECKING:
     import asyncpg
-    from asyncpg.pool import PoolConnectionProxy
 
-    _Connection = PoolConnectionProxy[asyncpg.Record] | asyncpg.Connection[asyncpg.Record]
-
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "connection_url", "lock_id"]
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 _NOW = "extract(epoch from clock_timestamp())"
@@ -58,7 +60,7 @@ _CLEAN_BATCH = 500
 # Forward-only migrations: (version, statements). A release that changes the tables
 # appends one; a database made by an older release is brought up to date on first use,
 # and one made by a newer release is refused rather than misread.
-MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+MIGRATIONS: Migrations = (
     (
         1,
         (
@@ -72,6 +74,20 @@ MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
             "CREATE TABLE {s}.memory_files (namespace text NOT NULL, path text NOT NULL, "
             "is_dir boolean NOT NULL, content text, size bigint NOT NULL DEFAULT 0, "
             "PRIMARY KEY (namespace, path))",
+        ),
+    ),
+    (
+        2,
+        (
+            "CREATE TABLE {s}.claims (key text PRIMARY KEY, owner text NOT NULL, "
+            "lease float8 NOT NULL)",
+            # Notes may hold NUL, which text refuses, and paths may pass the 2,704-byte
+            # index entry limit, which their digest does not.
+            "ALTER TABLE {s}.memory_files ALTER COLUMN content TYPE bytea "
+            "USING convert_to(content, 'UTF8')",
+            "ALTER TABLE {s}.memory_files DROP CONSTRAINT memory_files_pkey",
+            "CREATE UNIQUE INDEX memory_files_by_path ON {s}.memory_files "
+            "(namespace, md5(path))",
         ),
     ),
 )
@@ -88,31 +104,35 @@ def _asyncpg() -> Any:
     return asyncpg
 
 
-def lock_id(*parts: str) -> int:
-    """A 64-bit advisory-lock id for ``parts`` (signed, as PostgreSQL wants it)."""
-    digest = hashlib.blake2b("\0".join(parts).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
 async def _no_reset(connection: asyncpg.Connection) -> None:
     # asyncpg's default reset costs a round trip per release; nothing we run leaves
-    # session state behind (advisory locks are released explicitly, or the connection
-    # is terminated when that is in doubt).
+    # session state behind (the only advisory locks are transaction-scoped).
     return None
 
 
 class PostgresStore:
     """A durable :class:`~agentkit.core.contracts.ports.Store` in PostgreSQL.
 
-    ``dsn`` is a libpq connection string or URL
-    (``postgresql://user:password@host:5432/db``). Tables go in ``schema``, which is
-    created on first use together with its tables. ``pool_size`` bounds the connections
-    for ordinary calls; ``get_or_set`` holds one more per key being computed, from a
-    second pool of the same size. Close with ``await store.close()`` or use
-    ``async with``.
+    ``dsn`` is a URL (``postgresql://user:password@host:5432/db``) or a libpq keyword
+    string (``host=db dbname=prod user=agents``). Tables go in ``schema``, which is
+    created on first use together with its tables. ``pool_size`` bounds the connections;
+    no call holds one while a ``get_or_set`` factory runs. ``claim_lease`` is how long a
+    producer's claim outlives its last renewal (renewed every third of it);
+    ``claim_wait`` bounds a waiter's wait for another worker's factory;
+    ``poll_interval`` is the longest pause between a waiter's looks. Close with
+    ``await store.close()`` or use ``async with``.
     """
 
-    def __init__(self, dsn: str, *, schema: str = "agentkit", pool_size: int = 10) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "agentkit",
+        pool_size: int = 10,
+        claim_lease: float = 30.0,
+        claim_wait: float = 300.0,
+        poll_interval: float = 0.2,
+    ) -> None:
         if not isinstance(schema, str) or not _SCHEMA_NAME.fullmatch(schema):
             raise ValueError(
                 f"PostgresStore(schema=...) must be a lower-case SQL identifier (letters, "
@@ -121,12 +141,27 @@ class PostgresStore:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"PostgresStore(pool_size=...) must be a positive integer, "
                              f"got {pool_size!r}")
+        for name, seconds in (
+            ("claim_lease", claim_lease), ("claim_wait", claim_wait),
+            ("poll_interval", poll_interval),
+        ):
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not (
+                seconds > 0
+            ):
+                raise ValueError(f"PostgresStore({name}=...) must be a positive number of "
+                                 f"seconds, got {seconds!r}")
+        self._url = connection_url(dsn)
         _asyncpg()  # a missing driver fails here, not at the first call
         self.dsn = dsn
+        self.claim_lease = float(claim_lease)
+        self.claim_wait = claim_wait
+        self.poll_interval = float(poll_interval)
+        # The process's owner id, plus a token so two stores of one process never
+        # take each other's claims.
+        self._owner = f"{this_owner()}|{uuid.uuid4().hex}"
         self.schema = schema
         self.pool_size = pool_size
         self._pool: asyncpg.Pool | None = None
-        self._locks: asyncpg.Pool | None = None
         self._opening: asyncio.Lock | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
@@ -145,6 +180,9 @@ class PostgresStore:
             "append": f"INSERT INTO {s}.logs (log, value) VALUES ($1, $2)",
             "list": f"SELECT id, value FROM {s}.logs WHERE log = $1 ORDER BY id",
             "get_versioned": f"SELECT value, version FROM {s}.versioned WHERE key = $1",
+            "get_versioned_many": (
+                f"SELECT key, value, version FROM {s}.versioned WHERE key = ANY($1::text[])"
+            ),
             "create_versioned": (
                 f"WITH written AS (INSERT INTO {s}.versioned (key, value, version) "
                 "VALUES ($1, $2, 1) ON CONFLICT (key) DO NOTHING RETURNING version) "
@@ -158,6 +196,29 @@ class PostgresStore:
                 f"(SELECT version FROM {s}.versioned WHERE key = $1)"
             ),
             "version": f"SELECT version FROM {s}.versioned WHERE key = $1",
+            "peek": (  # the value, and the claim with whether its lease still runs
+                f"SELECT (SELECT value FROM {s}.kv WHERE key = $1 AND {_LIVE}), "
+                f"c.owner, c.lease > {_NOW} FROM (SELECT 1) AS one "
+                f"LEFT JOIN {s}.claims AS c ON c.key = $1"
+            ),
+            "claim": (  # insert, or take over the claim seen ($4) if it is over
+                f"INSERT INTO {s}.claims AS c (key, owner, lease) VALUES ($1, $2, {_NOW} + $3) "
+                "ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, lease = EXCLUDED.lease "
+                f"WHERE c.owner = $4 AND ($5 OR c.lease <= {_NOW}) RETURNING 1"
+            ),
+            "renew": (
+                f"UPDATE {s}.claims SET lease = {_NOW} + $3 WHERE key = $1 AND owner = $2"
+            ),
+            "unclaim": f"DELETE FROM {s}.claims WHERE key = $1 AND owner = $2",
+            "fulfil": (  # store the value only if the claim was still ours; else its holder
+                f"WITH gone AS (DELETE FROM {s}.claims WHERE key = $1 AND owner = $2 "
+                f"RETURNING key), put AS (INSERT INTO {s}.kv (key, value, expires) "
+                f"SELECT key, $3, CASE WHEN $4::float8 IS NULL THEN NULL "
+                f"ELSE {_NOW} + $4::float8 END FROM gone ON CONFLICT (key) DO UPDATE "
+                "SET value = EXCLUDED.value, expires = EXCLUDED.expires RETURNING 1) "
+                f"SELECT (SELECT count(*) FROM put), "
+                f"(SELECT owner FROM {s}.claims WHERE key = $1)"
+            ),
             "vacuum": (
                 f"WITH gone AS (DELETE FROM {s}.kv WHERE key IN (SELECT key FROM {s}.kv "
                 f"WHERE expires <= {_NOW} LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING 1) "
@@ -195,7 +256,7 @@ class PostgresStore:
         asyncpg = _asyncpg()
         try:
             pool = await asyncpg.create_pool(
-                self.dsn, min_size=1, max_size=self.pool_size, reset=_no_reset
+                self._url, min_size=1, max_size=self.pool_size, reset=_no_reset
             )
         except (OSError, asyncpg.PostgresError) as error:
             raise ConnectionError(
@@ -204,22 +265,18 @@ class PostgresStore:
             ) from error
         try:
             async with pool.acquire() as connection:
-                await migrate(connection, self.schema)
-            locks = await asyncpg.create_pool(
-                self.dsn, min_size=0, max_size=self.pool_size, reset=_no_reset
-            )
+                await migrate(connection, self.schema, MIGRATIONS)
         except BaseException:
             await pool.close()
             raise
         self._loop = asyncio.get_running_loop()
-        self._pool, self._locks = pool, locks
+        self._pool = pool
 
     async def close(self) -> None:
         """Close every connection; later calls raise a clear error."""
         self._closed = True
-        pools = [p for p in (self._pool, self._locks) if p is not None]
-        self._pool = self._locks = None
-        for pool in pools:
+        pool, self._pool = self._pool, None
+        if pool is not None:
             await pool.close()
 
     async def __aenter__(self) -> PostgresStore:
@@ -233,7 +290,7 @@ class PostgresStore:
     async def get(self, key: str) -> Any | None:
         """The value under ``key``, or None when absent or expired."""
         pool = await self._ready()
-        text = await pool.fetchval(self._sql["get"], key)
+        text = await pool.fetchval(self._sql["get"], stored_key(key))
         return None if text is None else loads(text, key=key)
 
     @staticmethod
@@ -247,13 +304,13 @@ class PostgresStore:
         seconds = self._check_ttl(ttl)
         text = dumps(value)
         pool = await self._ready()
-        await pool.execute(self._sql["set"], key, text, seconds)
+        await pool.execute(self._sql["set"], stored_key(key), text, seconds)
         await self._after_write(pool)
 
     async def delete(self, key: str) -> bool:
         """Remove ``key``; True when something was there."""
         pool = await self._ready()
-        return bool(await pool.fetchval(self._sql["delete"], key))
+        return bool(await pool.fetchval(self._sql["delete"], stored_key(key)))
 
     async def vacuum(self) -> int:
         """Delete every expired key-value row now; the number deleted.
@@ -276,41 +333,6 @@ class PostgresStore:
 
     # -- single flight ------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _exclusive(self, key: str) -> AsyncIterator[_Connection]:
-        """A connection holding the advisory lock for ``key`` until the block ends."""
-        assert self._locks is not None
-        lock = lock_id(self.schema, "kv", key)
-        connection = await self._locks.acquire()
-        try:
-            try:
-                await connection.execute("SELECT pg_advisory_lock($1)", lock)
-            except BaseException:
-                # Cancelled or failed while waiting: whether the server granted the lock
-                # is unknown, so end the session, which releases it for certain.
-                connection.terminate()
-                raise
-            try:
-                yield connection
-            except Exception:
-                # The factory failed: let go of the key so the next caller tries.
-                try:
-                    await connection.execute("SELECT pg_advisory_unlock($1)", lock)
-                except BaseException:
-                    connection.terminate()
-                    raise
-                raise
-            except BaseException:
-                connection.terminate()  # cancelled: end the session, which lets go
-                raise
-            try:
-                await connection.execute("SELECT pg_advisory_unlock($1)", lock)
-            except BaseException:
-                connection.terminate()
-                raise
-        finally:
-            await self._locks.release(connection)
-
     async def get_or_set(
         self,
         key: str,
@@ -319,45 +341,105 @@ class PostgresStore:
         ttl: float | None = None,
     ) -> tuple[Any, bool]:
         """Return ``(value, created)``; across tasks, processes and hosts one
-        ``factory()`` runs per key at a time, and a factory that raises stores nothing."""
+        ``factory()`` runs per key at a time, and a factory that raises stores nothing.
+
+        Raises :class:`SingleFlightTimeout` after waiting ``claim_wait`` for another
+        worker's factory, and :class:`SingleFlightLost` when this worker's claim was
+        taken over while its factory ran (its value is then not stored).
+        """
         seconds = self._check_ttl(ttl)  # refuse a bad ttl before any work starts
+        stored = stored_key(key)
+        found, value = await self._claim(key, stored)
+        if found:
+            return value, False
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            renewer = asyncio.create_task(self._renew(stored))
+            try:
+                value = await factory()
+                text = dumps(value)
+            finally:
+                renewer.cancel()
+                await asyncio.wait([renewer])  # not `await renewer`: keeps our own cancel
+            await self._fulfil(key, stored, text, seconds)
+        except BaseException as error:
+            await asyncio.shield(self._unclaim(stored))
+            abandon_inflight(future, error)
+            raise
+        else:
+            future.set_result(value)
+            return value, True
+        finally:
+            del self._inflight[key]
+
+    async def _claim(self, key: str, stored: str) -> tuple[bool, Any]:
+        """``(True, value)`` when the value is there (or another task of this process
+        made it), ``(False, None)`` once this store holds the key's claim."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.claim_wait
+        pause = 0.005
         while True:
             pending = self._inflight.get(key)
             if pending is not None:  # another task in this process is computing it
                 joined, value = await join_inflight(pending)
                 if joined:
-                    return value, False
+                    return True, value
                 continue
             pool = await self._ready()
-            text = await pool.fetchval(self._sql["get"], key)
+            row = await pool.fetchrow(self._sql["peek"], stored)
+            assert row is not None  # a SELECT from one row always has one
+            text, holder, live = row
             if text is not None:
-                return loads(text, key=key), False
-            if key not in self._inflight:
-                break
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
+                return True, loads(text, key=key)
+            dead = holder is not None and owner_alive(holder) is False
+            if holder is None or not live or dead:
+                if key in self._inflight:
+                    continue  # a task of ours claimed it while we looked
+                if await pool.fetchval(
+                    self._sql["claim"], stored, self._owner, self.claim_lease, holder, dead
+                ):
+                    break
+                continue  # another worker claimed it first: look again
+            left = deadline - loop.time()
+            if left <= 0:
+                raise SingleFlightTimeout(key, self.claim_wait, holder)
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, self.poll_interval)
+        # Claimed; read again: whoever held the claim before may have stored the value.
+        text = await pool.fetchval(self._sql["get"], stored)
+        if text is None:
+            return False, None
+        await self._unclaim(stored)
+        return True, loads(text, key=key)
+
+    async def _renew(self, stored: str) -> None:
+        """Keep this store's claim on ``stored`` alive until cancelled."""
+        while True:
+            await asyncio.sleep(self.claim_lease / 3)
+            try:
+                pool = await self._ready()
+                await pool.execute(self._sql["renew"], stored, self._owner, self.claim_lease)
+            except Exception:  # a lost connection: the next renewal tries again
+                continue
+
+    async def _fulfil(self, key: str, stored: str, text: str, seconds: float | None) -> None:
+        """Store the value and end the claim in one statement, if the claim is ours."""
+        pool = await self._ready()
+        row = await pool.fetchrow(self._sql["fulfil"], stored, self._owner, text, seconds)
+        assert row is not None  # a SELECT of two scalar subqueries always has one row
+        stored_now, holder = row
+        if not stored_now:
+            raise SingleFlightLost(key, holder)
+        await self._after_write(pool)
+
+    async def _unclaim(self, stored: str) -> None:
+        """Let go of the claim (the factory failed) so the next caller tries."""
         try:
-            async with self._exclusive(key) as connection:
-                # Read again under the lock: whoever held it before may have stored it.
-                text = await connection.fetchval(self._sql["get"], key)
-                if text is not None:
-                    value, created = loads(text, key=key), False
-                else:
-                    value = await factory()
-                    # Stored before the lock is released, so the next holder sees it;
-                    # the ttl runs from here, not from when the work began.
-                    await connection.execute(self._sql["set"], key, dumps(value), seconds)
-                    created = True
-        except BaseException as error:
-            abandon_inflight(future, error)
-            raise
-        else:
-            future.set_result(value)
-            if created:
-                await self._after_write(pool)
-            return value, created
-        finally:
-            del self._inflight[key]
+            pool = await self._ready()
+            await pool.execute(self._sql["unclaim"], stored, self._owner)
+        except Exception:  # an unreachable server: the claim's lease lapses instead
+            pass
 
     # -- logs -----------------------------------------------------------------------------
 
@@ -365,12 +447,12 @@ class PostgresStore:
         """Append ``value`` to the log named ``log``."""
         text = dumps(value)
         pool = await self._ready()
-        await pool.execute(self._sql["append"], log, text)
+        await pool.execute(self._sql["append"], stored_key(log), text)
 
     async def list(self, log: str) -> tuple[Any, ...]:
         """Every value appended to ``log``, oldest first."""
         pool = await self._ready()
-        rows = await pool.fetch(self._sql["list"], log)
+        rows = await pool.fetch(self._sql["list"], stored_key(log))
         return tuple(loads(value, key=f"{log}[{row_id}]") for row_id, value in rows)
 
     # -- versioned ------------------------------------------------------------------------
@@ -378,10 +460,23 @@ class PostgresStore:
     async def get_versioned(self, key: str) -> tuple[Any, int]:
         """``(value, version)``; ``(None, 0)`` when never written."""
         pool = await self._ready()
-        row = await pool.fetchrow(self._sql["get_versioned"], key)
+        row = await pool.fetchrow(self._sql["get_versioned"], stored_key(key))
         if row is None:
             return None, 0
         return loads(row[0], key=key), int(row[1])
+
+    async def get_versioned_many(self, keys: Sequence[str]) -> tuple[tuple[Any, int], ...]:
+        """``get_versioned`` of each of ``keys``, in their order, in one statement."""
+        if not keys:
+            return ()
+        pool = await self._ready()
+        stored = [stored_key(key) for key in keys]
+        rows = await pool.fetch(self._sql["get_versioned_many"], stored)
+        found = {key: (value, int(version)) for key, value, version in rows}
+        return tuple(
+            (loads(found[at][0], key=key), found[at][1]) if at in found else (None, 0)
+            for key, at in zip(keys, stored, strict=True)
+        )
 
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         """Write ``value`` if the version is still ``expected_version``; the new version.
@@ -391,10 +486,13 @@ class PostgresStore:
         """
         text = dumps(value)
         pool = await self._ready()
+        stored = stored_key(key)
         if expected_version == 0:
-            row = await pool.fetchrow(self._sql["create_versioned"], key, text)
+            row = await pool.fetchrow(self._sql["create_versioned"], stored, text)
         else:
-            row = await pool.fetchrow(self._sql["update_versioned"], key, text, expected_version)
+            row = await pool.fetchrow(
+                self._sql["update_versioned"], stored, text, expected_version
+            )
         assert row is not None  # a SELECT of two scalar subqueries always has one row
         written, current = row
         if written is not None:
@@ -403,50 +501,9 @@ class PostgresStore:
         if actual == expected_version:
             # The row changed while this statement waited for it; its snapshot still
             # showed the old version, so read the one that won.
-            actual = int(await pool.fetchval(self._sql["version"], key) or 0)
+            actual = int(await pool.fetchval(self._sql["version"], stored) or 0)
         raise VersionConflict(key, expected_version, actual)
 
     def __repr__(self) -> str:
-        return f"PostgresStore({_redact(self.dsn)!r}, schema={self.schema!r})"
+        return f"PostgresStore({redact(self.dsn)!r}, schema={self.schema!r})"
 
-
-def _redact(dsn: str) -> str:
-    """``dsn`` without its password, for messages and reprs."""
-    redacted = re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", dsn)
-    return re.sub(r"(password\s*=\s*)\S+", r"\1***", redacted)
-
-
-async def migrate(connection: _Connection, schema: str) -> int:
-    """Bring ``schema`` to the latest table layout in one transaction; its version.
-
-    Concurrent first uses from several processes queue on an advisory lock, so only one
-    creates the tables. A schema written by a newer release is refused.
-    """
-    s = f'"{schema}"'
-    latest = MIGRATIONS[-1][0]
-    async with connection.transaction():
-        await connection.execute(
-            "SELECT pg_advisory_xact_lock($1)", lock_id(schema, "schema_version")
-        )
-        await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
-        await connection.execute(
-            f"CREATE TABLE IF NOT EXISTS {s}.schema_version (version integer PRIMARY KEY, "
-            "applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        current = int(
-            await connection.fetchval(f"SELECT coalesce(max(version), 0) FROM {s}.schema_version")
-        )
-        if current > latest:
-            raise RuntimeError(
-                f"schema {schema!r} is at version {current}, made by a newer agentkit; this "
-                f"release knows versions up to {latest}: upgrade agentkit on this worker"
-            )
-        for version, statements in MIGRATIONS:
-            if version <= current:
-                continue
-            for statement in statements:
-                await connection.execute(statement.format(s=s))
-            await connection.execute(
-                f"INSERT INTO {s}.schema_version (version) VALUES ($1)", version
-            )
-    return latest

@@ -30,6 +30,10 @@ __all__ = ["PostgresFiles"]
 
 _T = TypeVar("_T")
 
+_AT_PATH = "md5(path) = md5($2) AND path = $2"
+"""The row at path ``$2``, found through the ``(namespace, md5(path))`` index: a deep
+path can pass the 2,704 bytes a B-tree entry may hold, its digest cannot."""
+
 
 class PostgresFiles:
     """A :class:`~agentkit.tools.files.Files` backend in PostgreSQL.
@@ -136,7 +140,7 @@ class PostgresFiles:
         if path.is_root:
             return "directory"
         is_dir = await c.fetchval(
-            f"SELECT is_dir FROM {self._table} WHERE namespace = $1 AND path = $2",
+            f"SELECT is_dir FROM {self._table} WHERE namespace = $1 AND {_AT_PATH}",
             self.namespace, path.key,
         )
         if is_dir is None:
@@ -212,20 +216,22 @@ class PostgresFiles:
             if path.is_root:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
             row = await c.fetchrow(
-                f"SELECT is_dir, content FROM {self._table} WHERE namespace = $1 AND path = $2",
+                f"SELECT is_dir, content FROM {self._table} WHERE namespace = $1 "
+                f"AND {_AT_PATH}",
                 self.namespace, path.key,
             )
             if row is None:
                 raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
             if row[0]:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
-            return str(row[1])
+            return bytes(row[1]).decode("utf-8")
 
         return await self._read(read)
 
     async def write(self, path: MemoryPath, text: str, *, exclusive: bool = False) -> None:
         """Store ``text`` at ``path`` in one transaction."""
-        size = len(text.encode("utf-8"))
+        encoded = text.encode("utf-8")
+        size = len(encoded)
 
         async def write(c: Any) -> None:
             kind = await self._kind(c, path)
@@ -236,9 +242,9 @@ class PostgresFiles:
             await self._make_parents(c, path)
             await c.execute(
                 f"INSERT INTO {self._table} (namespace, path, is_dir, content, size) "
-                "VALUES ($1, $2, false, $3, $4) ON CONFLICT (namespace, path) DO UPDATE "
+                "VALUES ($1, $2, false, $3, $4) ON CONFLICT (namespace, md5(path)) DO UPDATE "
                 "SET is_dir = false, content = EXCLUDED.content, size = EXCLUDED.size",
-                self.namespace, path.key, text, size,
+                self.namespace, path.key, encoded, size,
             )
 
         await self._write(write)

@@ -36,6 +36,18 @@ def city_population(city: str) -> int:
     return 0
 
 
+def test_usage_sums_keep_every_unpriced_model_once() -> None:
+    first = Usage(input_tokens=1, unpriced_models=("gpt-5-pro",))
+    priced = Usage(input_tokens=2, cost_usd=0.5)
+    other = Usage(output_tokens=3, unpriced_models=("o3-deep-research", "gpt-5-pro"))
+    assert first + priced + other == Usage(
+        input_tokens=3, output_tokens=3, cost_usd=0.5,
+        unpriced_models=("gpt-5-pro", "o3-deep-research"),
+    )
+    assert (priced + first).unpriced_models == ("gpt-5-pro",)
+    assert (priced + priced).unpriced_models == ()
+
+
 def test_scope_key_is_org_and_domain() -> None:
     assert Scope(org_id=7, domain_id=1).key() == "org7:dom1"
 

@@ -82,12 +82,17 @@ def test_allowlist_compares_the_host_a_client_resolves() -> None:
         "host 'straße.de' resolves as 'xn--strae-oqa.de', which is not on the allowlist "
         "['strasse.de']"
     )
-    # urllib (IDNA 2003) connects to strasse.de: listing only the IDNA 2008 name does
-    # not cover it.
-    assert check_url("https://stra\u00dfe.de/", ["stra\u00dfe.de"]) == (
-        "host 'straße.de' resolves as 'strasse.de', which is not on the allowlist "
-        "['xn--strae-oqa.de']"
-    )
+    # An entry in either spelling stands for the name: each client reaches, for the
+    # URL, the host it reaches for the listed name (httpx xn--strae-oqa.de, urllib
+    # strasse.de), so the URL is admitted.
+    assert check_url("https://stra\u00dfe.de/", ["stra\u00dfe.de"]) is None
+    assert check_url("https://stra\u00dfe.de/", ["xn--strae-oqa.de"]) is None
+    # The ASCII name strasse.de is another host for every client, whichever spelling
+    # of straße.de is listed.
+    for entry in ("stra\u00dfe.de", "xn--strae-oqa.de"):
+        assert check_url("https://strasse.de/", [entry]) == (
+            "host 'strasse.de' is not on the allowlist ['xn--strae-oqa.de']"
+        )
     both = ["stra\u00dfe.de", "strasse.de"]
     assert check_url("https://stra\u00dfe.de/", both) is None
     assert check_url("https://xn--strae-oqa.de/", ["stra\u00dfe.de"]) is None
@@ -95,6 +100,35 @@ def test_allowlist_compares_the_host_a_client_resolves() -> None:
     assert check_url("https://xn--bcher-kva.example/", ["*.example"]) is None
     assert check_url("https://api\u3002example\u3002com/", ["api.example.com"]) is None
     assert check_url("https://docs.b\u00fccher.example/", ["*.b\u00fccher.example"]) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "entry"),
+    [("https://stra\u00dfe.de/docs", "xn--strae-oqa.de"),
+     ("https://xn--strae-oqa.de/docs", "stra\u00dfe.de"),
+     ("https://stra\u00dfe.de/docs", "stra\u00dfe.de")],
+)
+async def test_an_httpx_client_reaches_the_listed_host_in_either_spelling(
+    url: str, entry: str
+) -> None:
+    """The allowlist and the URL are compared in the form the client resolves: httpx
+    sends both spellings of straße.de to xn--strae-oqa.de, the listed host."""
+    reached: list[bytes] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        reached.append(request.url.raw_host)
+        return httpx2.Response(200, text="reached")
+
+    @tool(side_effecting=False, url_arg="url")
+    async def fetch(url: str) -> str:
+        """Fetch a web page with httpx and return its text content."""
+        async with httpx2.AsyncClient(transport=httpx2.MockTransport(handler)) as client:
+            return (await client.get(url)).text
+
+    ctx = make_test_ctx(tool_middleware=[egress(allow_hosts=[entry])])
+    assert await ctx.invoker.invoke_tool(ToolRequest("fetch", {"url": url}, fetch), ctx) == (
+        "reached")
+    assert reached == [b"xn--strae-oqa.de"]
 
 
 def test_allowlist_entries_may_be_public_addresses() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -126,7 +127,7 @@ async def test_model_calls_reserve_their_worst_case_and_charge_the_real_cost() -
     assert len(llm.requests) == 1  # the refused call never reached the model
 
 
-def test_price_table_matches_the_longest_prefix_and_can_be_overridden() -> None:
+def test_price_table_matches_ids_and_snapshots_and_can_be_overridden() -> None:
     usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
     assert DEFAULT_PRICES.cost("claude-sonnet-4-5", usage) == pytest.approx(18.0)
     assert DEFAULT_PRICES.cost("anthropic:claude-sonnet-4-5", usage) == pytest.approx(18.0)
@@ -190,3 +191,23 @@ async def test_a_model_call_reserves_its_prompt_at_the_cache_write_price_when_de
     ctx = make_test_ctx(llm=llm, chat_middleware=[meter(prices)], budget=roomy)
     await ctx.invoker.chat(request, ctx)
     assert roomy.spent_usd == pytest.approx(13.75)
+
+
+async def test_a_ceiling_holds_o3_pro_to_its_own_price_not_o3s() -> None:
+    """o3-pro costs ten times o3: a ceiling that admits an o3 call refuses the same
+    call to o3-pro, and refuses gpt-5-pro, which has no price, outright."""
+    from agentkit.core.policies import UnpricedModel
+
+    request = ChatRequest(model="o3", messages=(Message("user", "hi"),),
+                          settings=ModelSettings(max_tokens=10_000))
+    llm = FakeLLM.script([Turn("fine")])
+    budget = Budget(max_cost_usd=0.10)  # o3: at most $0.08 of output; o3-pro: $0.80
+    ctx = make_test_ctx(llm=llm, chat_middleware=[meter()], budget=budget)
+    assert (await ctx.invoker.chat(request, ctx)).content == "fine"
+    with pytest.raises(BudgetExceeded) as info:
+        await ctx.invoker.chat(dataclasses.replace(request, model="o3-pro"), ctx)
+    assert (info.value.limit, info.value.what) == ("cost_usd", "model call to 'o3-pro'")
+    with pytest.raises(UnpricedModel) as unpriced:
+        await ctx.invoker.chat(dataclasses.replace(request, model="gpt-5-pro"), ctx)
+    assert unpriced.value.model == "gpt-5-pro"
+    assert len(llm.requests) == 1

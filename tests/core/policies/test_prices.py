@@ -20,7 +20,7 @@ MODEL_ID = re.compile(
 
 def mentioned_model_ids() -> set[str]:
     sources = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md",
-               ROOT / "agentkit" / "demo.py", ROOT / "agentkit" / "cli.py"]
+               ROOT / "agentkit" / "demo.py", *sorted((ROOT / "agentkit" / "cli").glob("*.py"))]
     found: set[str] = set()
     for path in sources:
         found.update(MODEL_ID.findall(path.read_text(encoding="utf-8")))
@@ -66,3 +66,36 @@ def test_a_price_without_a_1h_write_rate_uses_its_5m_rate() -> None:
     table = PriceTable({"m": ModelPrice(1.0, 2.0, cache_read=0.5, cache_write=1.5)})
     usage = Usage(cache_write_tokens=1_000_000)
     assert table.cost("m", usage, cache_ttl="1h") == pytest.approx(1.5)
+
+
+def test_a_row_prices_its_id_its_dated_snapshots_and_latest_only() -> None:
+    table = PriceTable({"o3": ModelPrice(2.0, 8.0), "claude-opus-4": ModelPrice(15.0, 75.0)})
+    o3, opus = table.price("o3"), table.price("claude-opus-4")
+    assert [table.price(m) for m in (
+        "o3", "openai:o3", "o3-20250416", "o3-2025-04-16", "o3-latest",
+        "claude-opus-4-20250514", "anthropic:claude-opus-4-latest",
+    )] == [o3, o3, o3, o3, o3, opus, opus]
+    # A longer id is another model, not a version of this one.
+    assert [table.price(m) for m in (
+        "o3-pro", "o3-mini", "o3-pro-2025-06-10", "o3-2025-4-16", "o3-latest-20250416",
+        "claude-opus-4-7", "claude-opus-4-1-20250805", "o3x",
+    )] == [None] * 8
+
+
+def test_variant_models_are_priced_on_their_own_rows_or_not_at_all() -> None:
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000)
+    assert DEFAULT_PRICES.cost("o3", usage) == pytest.approx(2 + 8)
+    assert DEFAULT_PRICES.cost("o3-pro", usage) == pytest.approx(20 + 80)
+    assert DEFAULT_PRICES.cost("o3-mini", usage) == pytest.approx(1.1 + 4.4)
+    assert DEFAULT_PRICES.cost("claude-opus-4-7", usage) == pytest.approx(5 + 25)
+    assert DEFAULT_PRICES.cost("claude-opus-4-20250514", usage) == pytest.approx(15 + 75)
+    assert DEFAULT_PRICES.price("gpt-5-pro") is None
+    assert DEFAULT_PRICES.price("gpt-5-pro-2025-10-06") is None
+
+
+def test_a_usage_priced_without_a_price_names_its_model() -> None:
+    usage = Usage(input_tokens=10, output_tokens=5, requests=1)
+    assert DEFAULT_PRICES.priced("gpt-5-pro", usage) == Usage(
+        input_tokens=10, output_tokens=5, requests=1, unpriced_models=("gpt-5-pro",))
+    assert DEFAULT_PRICES.priced("o3", usage) == Usage(
+        input_tokens=10, output_tokens=5, requests=1, cost_usd=pytest.approx(6e-05))

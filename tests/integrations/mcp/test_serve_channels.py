@@ -7,9 +7,10 @@ import asyncio
 import base64
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import mcp.types as types
+import pydantic
 import pytest
 from mcp import Client
 
@@ -167,7 +168,7 @@ async def test_advertised_schema_is_2020_12_with_defs_and_no_extra_keys() -> Non
         },
         "required": ["name", "to"],
         "additionalProperties": False,
-        "$defs": {"to": address},
+        "$defs": {"to": {**address, "additionalProperties": False}},
     }
     assert extra.is_error is True
     # Our own providers still see the Tools page's form: nested structs inline.
@@ -176,6 +177,65 @@ async def test_advertised_schema_is_2020_12_with_defs_and_no_extra_keys() -> Non
     assert mcp_input_schema({"type": "object", "properties": {"a": address, "b": {
         "type": "object", "properties": {"x": {"type": "integer"}}}}})["$defs"] == {
         "a": address, "b": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+
+
+@dataclass
+class Parcel:
+    weight_kg: int
+    to: Address
+
+
+class Customs(TypedDict):
+    code: str
+
+
+class Notes(pydantic.BaseModel):
+    text: str
+
+
+@tool(side_effecting=False)
+def send_parcel(parcel: Parcel, customs: Customs, notes: Notes) -> str:
+    """Send a parcel of a given weight to an address, with its customs code and notes."""
+    return f"{parcel.weight_kg} kg to {parcel.to.city}"
+
+
+async def test_nested_structs_that_refuse_undeclared_keys_are_advertised_closed() -> None:
+    """Dataclasses and TypedDicts refuse an undeclared key at any depth, so their
+    definitions say additionalProperties: false; a Pydantic model that ignores extra
+    keys (its default) stays open."""
+    server = build_server([send_parcel])
+    parcel = {"weight_kg": 2, "to": {"street": "R", "city": "L"}}
+    async with asyncio.timeout(LIMIT), Client(server, mode="legacy") as session:
+        [listed] = (await session.list_tools()).tools
+        deep = await session.call_tool("send_parcel", {
+            "parcel": {**parcel, "to": {"street": "R", "city": "L", "zip": "1"}},
+            "customs": {"code": "C1"}, "notes": {"text": "fragile"}})
+        loose = await session.call_tool("send_parcel", {
+            "parcel": parcel, "customs": {"code": "C1"},
+            "notes": {"text": "fragile", "colour": "red"}})
+
+    closed = {"additionalProperties": False}
+    assert listed.input_schema["$defs"] == {
+        "to": {"type": "object", "properties": {"street": {"type": "string"},
+                                                "city": {"type": "string"}},
+               "required": ["street", "city"], **closed},
+        "parcel": {"type": "object", "properties": {"weight_kg": {"type": "integer"},
+                                                    "to": {"$ref": "#/$defs/to"}},
+                   "required": ["weight_kg", "to"], **closed},
+        "customs": {"type": "object", "properties": {"code": {"type": "string"}},
+                    "required": ["code"], **closed},
+        "notes": {"type": "object", "title": "Notes",
+                  "properties": {"text": {"title": "Text", "type": "string"}},
+                  "required": ["text"]},
+    }
+    assert deep.is_error is True
+    assert deep.content[0].text == (  # type: ignore[union-attr]
+        "tool 'send_parcel' call rejected: invalid argument(s): parcel: field 'to': "
+        "unknown field(s) ['zip']; Address has ['street', 'city']. Accepted arguments: "
+        "['parcel', 'customs', 'notes']"
+    )
+    assert (loose.is_error, loose.content[0].text) == (  # type: ignore[union-attr]
+        False, "2 kg to L")
 
 
 @tool(side_effecting=False)

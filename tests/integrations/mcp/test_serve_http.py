@@ -7,12 +7,14 @@ import asyncio
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 
 from agentkit.cli import main
 from agentkit.integrations.mcp import build_server, connect_http
+from agentkit.integrations.mcp.http_access import BearerAuth
 from agentkit.integrations.mcp.server import http_app
 
 LIMIT = 20
@@ -121,3 +123,32 @@ async def test_host_and_origin_are_checked_against_the_bound_or_allowed_addresse
                             "https://console.example.com") == 200
         assert await status(custom, f"mcp.internal:{custom_port}",
                             f"http://mcp.internal:{custom_port}") == 403
+
+
+async def test_bearer_auth_closes_websocket_connections_before_the_app_sees_them() -> None:
+    """MCP over HTTP has no WebSocket channel: one is closed, with or without a token."""
+    seen: list[str] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(scope["type"])
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.accept"})
+
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    guarded = BearerAuth(app, TOKEN)
+    for headers in ([], [(b"authorization", f"Bearer {TOKEN}".encode())]):
+        await guarded({"type": "websocket", "path": "/mcp", "headers": headers},
+                      receive, send)
+    await guarded({"type": "lifespan"}, receive, send)
+
+    closed = {"type": "websocket.close", "code": 1008,
+              "reason": "this endpoint serves MCP over HTTP only"}
+    assert sent == [closed, closed]
+    assert seen == ["lifespan"]

@@ -4,9 +4,10 @@ recorded history is deterministic (Temporal's Replayer)."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 
 from agentkit.agents import Agent
@@ -18,6 +19,7 @@ from agentkit.integrations.temporal import (
     AgentWorker,
     RunOptions,
     TemporalAgents,
+    data_converter,
     workflow_runner,
 )
 from agentkit.integrations.temporal.workflow import AgentWorkflow
@@ -115,3 +117,20 @@ async def test_replay_of_a_recorded_history_is_deterministic(
     assert changed.replay_failure is not None
     with pytest.raises(Exception, match=r"[Nn]ondeterminism"):
         await replayer.replay_workflow(history)
+
+
+async def test_a_history_recorded_before_large_payloads_went_by_key_still_replays(
+    client: Client, task_queue: str
+) -> None:
+    """Recorded by the agentkit before blobs (every payload inline, no limit in a job):
+    workflows started then must still replay on workers of today."""
+    recorded = Path(__file__).parent / "histories" / "counter_before_blobs.json"
+    history = WorkflowHistory.from_json("recorded-before-blobs", recorded.read_text())
+    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner(),
+                        data_converter=data_converter(None))
+    async with worker(client, task_queue, counter_agent()):
+        replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert replayed.replay_failure is None
+    async with worker(client, task_queue, counter_agent(max_iterations=1)):
+        changed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert changed.replay_failure is not None

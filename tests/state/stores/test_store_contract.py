@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import decimal
+import hashlib
 import json
 import sqlite3
 import subprocess
@@ -144,6 +145,19 @@ async def test_versioned_writes_are_compare_and_set(store: Any) -> None:
     assert await store.get_versioned("never") == (None, 0)
 
 
+async def test_get_versioned_many_reads_each_key_in_the_order_asked(store: Any) -> None:
+    await store.set_versioned("a", "one", expected_version=0)
+    await store.set_versioned("b", {"n": 2}, expected_version=0)
+    await store.set_versioned("b", ("two", 2), expected_version=1)
+    await store.set_versioned("gone", None, expected_version=0)
+    keys = ["b", "never", "a", "gone", "b", *(f"k{i}" for i in range(600))]
+    assert await store.get_versioned_many(keys) == (
+        (("two", 2), 2), (None, 0), ("one", 1), (None, 1), (("two", 2), 2),
+        *((None, 0) for _ in range(600)),
+    )
+    assert await store.get_versioned_many([]) == ()
+
+
 async def test_concurrent_versioned_writers_on_one_version_have_one_winner(store: Any) -> None:
     await store.set_versioned("cp", "v1", expected_version=0)
     outcomes = await asyncio.gather(
@@ -266,6 +280,31 @@ async def test_a_cancelled_waiter_is_cancelled_and_the_factory_carries_on(store:
         release.set()
         assert await runner == ("done", True)
     assert await store.get("k") == "done"
+
+
+LONG = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(63))[:4000]
+"""4,000 characters of no pattern: a model-chosen call id in an intent key."""
+
+
+@pytest.mark.parametrize("key", ["nul \x00 inside", "call:" + LONG, "\x01sha256:x", ""])
+async def test_keys_with_nul_or_past_an_index_limit_are_kept_apart(
+    store: Any, key: str
+) -> None:
+    for other in (key, key + "/2"):
+        await store.set(other, other)
+        assert await store.get_or_set(other + "/once", constant(other, [])) == (other, True)
+        await store.append(other, other)
+        assert await store.set_versioned(other, other, expected_version=0) == 1
+    for other in (key, key + "/2"):
+        assert await store.get(other) == other
+        assert await store.get_or_set(other + "/once", constant("again", [])) == (other, False)
+        assert await store.list(other) == (other,)
+        assert await store.get_versioned(other) == (other, 1)
+    assert await store.get_versioned_many([key + "/2", key, key + "/3"]) == (
+        (key + "/2", 1), (key, 1), (None, 0),
+    )
+    assert await store.delete(key) is True
+    assert await store.get(key + "/2") == key + "/2"
 
 
 # -- across processes (the durable stores) ----------------------------------------------

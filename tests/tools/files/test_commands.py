@@ -4,6 +4,7 @@ SQLiteFiles)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -448,3 +449,28 @@ async def test_a_change_between_check_and_act_is_reported_plainly() -> None:
         tool, command="rename", old_path="/memories/n.md", new_path="/memories/a.md"
     ) == "The destination /memories/a.md already exists"
     assert isinstance(_Racing(), Files)
+
+
+async def test_a_note_holding_nul_is_kept_exactly_on_every_backend(memory: FileTool) -> None:
+    text = "before \x00 after, and a second \x00"
+    await seed(memory, {"/memories/nul.md": text})
+    await call(memory, command="str_replace", path="/memories/nul.md",
+               old_str="second \x00", new_str="third \x00\x00")
+
+    assert await memory.backend.read(parse_path("/memories/nul.md")) == (
+        "before \x00 after, and a third \x00\x00"
+    )
+
+
+async def test_a_path_at_the_depth_limit_with_long_names_is_stored(memory: FileTool) -> None:
+    # Digits of no pattern, so the server cannot compress the path below its index limit.
+    names = ["".join(hashlib.sha256(f"{n}.{i}".encode()).hexdigest() for i in range(4))[:250]
+             for n in range(12)]
+    path = "/memories/" + "/".join(names) + "/deep.md"
+    await seed(memory, {path: "deep note"})
+    await call(memory, command="str_replace", path=path, old_str="deep", new_str="deeper")
+
+    assert await memory.backend.read(parse_path(path)) == "deeper note"
+    (entry,) = [e for e in await memory.backend.listing(parse_path("/memories"), None)
+                if e.path == parse_path(path)]
+    assert entry.size == len("deeper note")

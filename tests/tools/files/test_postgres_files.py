@@ -194,3 +194,23 @@ def test_a_backend_that_is_neither_a_store_nor_a_dsn_is_refused() -> None:
     assert str(info.value) == (
         "PostgresFiles(...) takes a PostgresStore or a connection string, got 42"
     )
+
+
+async def test_notes_written_before_migration_2_read_the_same_after_it(
+    postgres_dsn: str, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentkit.state.stores import postgres
+
+    monkeypatch.setattr(postgres, "MIGRATIONS", postgres.MIGRATIONS[:1])
+    async with PostgresStore(postgres_dsn, schema=postgres_schema) as old:
+        pool = await old.connections()
+        await pool.execute(
+            f"INSERT INTO {postgres_schema}.memory_files VALUES "
+            "('default', 'n.md', false, 'ünïcödé note', 15)"
+        )
+    monkeypatch.undo()
+    async with PostgresFiles(postgres_dsn, schema=postgres_schema) as files:
+        assert await files.read(_p("n.md")) == "ünïcödé note"
+        await files.write(_p("n.md"), "rewritten")
+        assert await files.read(_p("n.md")) == "rewritten"
+        assert await files.usage() == FileUsage(files=1, bytes=9)
