@@ -275,3 +275,22 @@ def test_openai_specs_are_the_responses_api_and_openai_chat_and_servers_chat_com
     assert str(proxied.client.base_url) == "http://127.0.0.1:9/v1/"
     assert isinstance(llm_for("openai-chat:gpt-4o-mini", api_key="k"), OpenAILLM)
     assert isinstance(llm_for("openai:llama3.1@http://127.0.0.1:11434/v1"), OpenAILLM)
+
+
+async def test_an_incomplete_response_is_cut_for_length_and_a_refusal_is_filtered(
+    wire: WireServer,
+) -> None:
+    refusal = {"type": "message", "id": "msg_2", "role": "assistant", "status": "completed",
+               "content": [{"type": "refusal", "refusal": "I can't help with that."}]}
+    wire.reply(
+        reply([text("Lisbon has about")], status="incomplete",
+              incomplete_details={"reason": "max_output_tokens"}),
+        reply([refusal]),
+    )
+    request = ChatRequest(model=MODEL, messages=(Message("user", "How big is Lisbon?"),))
+    cut = await llm(wire).chat(request, make_test_ctx())
+    refused = await llm(wire).chat(request, make_test_ctx())
+    assert (cut.content, cut.finish_reason) == ("Lisbon has about", "length")
+    assert (refused.content, refused.finish_reason) == (
+        "I can't help with that.", "content_filter"
+    )
