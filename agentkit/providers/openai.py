@@ -14,6 +14,8 @@ Mapping, both ways:
   ``tool_choice`` (a tool name -> ``{"type": "function", "function": {"name"}}``),
   ``parallel_tool_calls`` (sent only with tools), ``reasoning`` -> ``reasoning_effort``
   (a budget or a summary is refused), ``extra`` -> extra body fields;
+- structured output: ``response_format`` (a ``json_schema``), to OpenAI's own API unless
+  ``structured_output=`` says otherwise;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
 - tool results: ``role: tool`` messages with ``tool_call_id``; those messages take text
@@ -37,7 +39,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.contracts.errors import UnsupportedSetting
 from agentkit.core.contracts.types import (
@@ -70,6 +72,7 @@ from agentkit.providers._openai_client import CacheKey, OpenAIConnection, defaul
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import priced
 from agentkit.providers._settings import extra_fields, tool_choice
+from agentkit.providers._strict import strict_schema
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -394,6 +397,12 @@ class OpenAILLM:
     OpenAI's own API and nothing to other servers, some of which refuse fields they do
     not know; a string is sent as it is, and a function ``(request, ctx) -> str | None``
     chooses per request, to any server; None sends none.
+
+    ``structured_output``: how ``Agent(output=...)``'s schema is sent. ``"auto"`` (the
+    default) sends it as ``response_format`` (a ``json_schema``, strict where the schema
+    allows) to OpenAI's own API, and not to other servers, which vary in what they take;
+    ``"json_schema"`` sends it to any server; None never. agentkit's validation and repair
+    turn apply either way.
     """
 
     provider = "openai"
@@ -408,7 +417,14 @@ class OpenAILLM:
         prices: PriceTable = DEFAULT_PRICES,
         client: Any = None,
         prompt_cache_key: CacheKey = "auto",
+        structured_output: Literal["auto", "json_schema"] | None = "auto",
     ) -> None:
+        if structured_output not in ("auto", "json_schema", None):
+            raise ValueError(
+                "OpenAILLM(structured_output=...) must be 'auto', 'json_schema' or None, "
+                f"got {structured_output!r}"
+            )
+        self.structured_output = structured_output
         self._connection = OpenAIConnection(
             "OpenAILLM", api_key=api_key, base_url=base_url, timeout=timeout,
             max_retries=max_retries, client=client, prompt_cache_key=prompt_cache_key,
@@ -428,6 +444,16 @@ class OpenAILLM:
             params["prompt_cache_key"] = key
         if request.tools:
             params["tools"] = openai_tools(request.tools)
+        mode = self.structured_output
+        if request.output_schema is not None and (
+            mode == "json_schema" or (mode == "auto" and self._connection.openai_itself)
+        ):
+            strict = strict_schema(request.output_schema)
+            params["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "output",
+                "schema": strict if strict is not None else thaw(request.output_schema),
+                "strict": strict is not None,
+            }}
         _apply_settings(params, request, self.provider)
         return params
 
