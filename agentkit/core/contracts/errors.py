@@ -17,11 +17,12 @@
     │   ├── UnpricedModel
     │   └── RunNotResumable
     │       └── RunTakenOver
-    ├── InvalidDecision (ValueError)     a person's decision that does not fit what waits
+    ├── InvalidDecision (ValueError)       a decision that does not fit what the run waits for
     ├── WaitsForPerson                     a call waits for a person: an outcome, not a failure
     │   └── HumanInputRequired               a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
-    │   └── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
+    │   ├── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
+    │   └── UnsupportedMedia (ValueError)    a media part it cannot take, or too big
     ├── VersionConflict                    state: another writer got there first
     ├── SessionBusy                        state: another run appended to the session
     ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
@@ -37,17 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentkit.core.contracts._quote import cut, quote_names
-
-_MAX_REASON = 500  # characters of one reason an error message carries
-
-
-def _cut(text: str) -> str:
-    return cut(text, _MAX_REASON)
-
-
-def _quote_text(text: str) -> str:
-    return repr(cut(text, 200))
+from agentkit.core.contracts._quote import cut, cut_reason, quote_names, quote_text
 
 
 class AgentkitError(Exception):
@@ -91,7 +82,7 @@ class ToolArgumentError(ModelCallError, ValueError):
         if self.unexpected:
             problems.append(f"unexpected argument(s) {quote_names(self.unexpected)}")
         if self.invalid:
-            details = "; ".join(f"{name}: {_cut(reason)}" for name, reason in self.invalid)
+            details = "; ".join(f"{name}: {cut_reason(reason)}" for name, reason in self.invalid)
             problems.append(f"invalid argument(s): {details}")
         super().__init__(
             f"tool {tool!r} call rejected: {'; '.join(problems)}. "
@@ -176,8 +167,8 @@ class EgressRefused(ModelCallError, ValueError):
         self.url = url
         self.reason = reason
         super().__init__(
-            f"tool {tool!r} call refused: argument {argument!r} = {_quote_text(url)} is not "
-            f"allowed: {_cut(reason)}"
+            f"tool {tool!r} call refused: argument {argument!r} = {quote_text(url)} is not "
+            f"allowed: {cut_reason(reason)}"
         )
 
 
@@ -259,6 +250,34 @@ class UnsupportedSetting(ProviderError, ValueError):
         )
 
 
+class UnsupportedMedia(ProviderError, ValueError):
+    """A provider (or its model) cannot take a media part of a message, or the part
+    breaks a limit the provider documents, so the request is refused before it is sent
+    rather than the part turned into a line of text."""
+
+    def __init__(
+        self,
+        provider: str,
+        media_type: str,
+        accepted: str,
+        *,
+        where: str = "",
+        limit: str | None = None,
+    ) -> None:
+        self.media_type = media_type
+        self.accepted = accepted
+        self.where = where
+        self.limit = limit
+        place = f" in {where}" if where else ""
+        broken = f"{limit}; " if limit else ""
+        super().__init__(
+            f"{provider} cannot take {media_type}{place}: {broken}it accepts {accepted}",
+            provider=provider,
+            transient=False,
+            kind="unsupported_media",
+        )
+
+
 def is_transient(error: BaseException) -> bool:
     """True when ``error`` (or what caused it) is worth retrying.
 
@@ -302,32 +321,18 @@ class RunTakenOver(RunNotResumable):
 
 
 class InvalidDecision(AgentkitError, ValueError):
-    """A resume's decisions do not fit what the run waits for; nothing changed.
-
-    ``unknown`` are the ids that are not pending, ``invalid`` the decisions (by id) that
-    are not of an accepted form, ``accepted`` the forms each of those accepts, and
-    ``pending`` every waiting id with what it waits for. ``workflow`` names the
-    workflow whose gates were decided, when it was one.
-    """
+    """A resume's decisions do not fit what the run waits for; nothing changed. ``pending``
+    maps each waiting id to what it waits for; ``unknown`` (ids not pending), ``invalid``,
+    ``accepted`` and ``waits`` (by id) say what was wrong and what each call accepts."""
 
     def __init__(
-        self,
-        run_id: str,
-        *,
-        pending: Mapping[str, str],
-        unknown: Sequence[str] = (),
-        invalid: Mapping[str, Any] | None = None,
-        accepted: Mapping[str, str] | None = None,
-        waits: Mapping[str, str] | None = None,
-        workflow: str | None = None,
+        self, run_id: str, *, pending: Mapping[str, str], unknown: Sequence[str] = (),
+        invalid: Mapping[str, Any] | None = None, accepted: Mapping[str, str] | None = None,
+        waits: Mapping[str, str] | None = None, workflow: str | None = None,
     ) -> None:
-        self.run_id = run_id
-        self.pending = dict(pending)
-        self.unknown = tuple(unknown)
-        self.invalid = dict(invalid or {})
-        self.accepted = dict(accepted or {})
-        self.waits = dict(waits or {})
-        self.workflow = workflow
+        self.run_id, self.pending, self.unknown = run_id, dict(pending), tuple(unknown)
+        self.invalid, self.accepted = dict(invalid or {}), dict(accepted or {})
+        self.waits, self.workflow = dict(waits or {}), workflow
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -422,12 +427,8 @@ class SessionBusy(AgentkitError):
 
 
 class WaitsForPerson(AgentkitError):
-    """A tool call cannot finish before a person decides or answers.
-
-    Raised by a tool body (or a sub-run it delegated to); the tool chain's terminal turns
-    it into a :class:`~agentkit.core.contracts.types.Waiting` outcome, so middlewares see
-    a call that waits, never a failure. ``waiting`` names what it waits for.
-    """
+    """A tool call cannot finish before a person decides or answers (``waiting`` says
+    what for); the tool chain passes it up as a ``Waiting`` outcome, never a failure."""
 
     waiting: str = "a person"
 

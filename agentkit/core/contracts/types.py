@@ -7,13 +7,16 @@ Argument objects are frozen deeply (see :mod:`agentkit.core.contracts.frozen`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
+from agentkit.core.contracts.reasoning import Reasoning, ReasoningDelta, ReasoningPart
+from agentkit.core.contracts.settings import NO_SETTINGS as _NO_SETTINGS
+from agentkit.core.contracts.settings import ModelSettings, ToolChoice
 from agentkit.core.contracts.traits import ToolTraits, traits_of
 
 if TYPE_CHECKING:
@@ -26,6 +29,9 @@ __all__ = [
     "LLMResult",
     "Message",
     "ModelSettings",
+    "Reasoning",
+    "ReasoningDelta",
+    "ReasoningPart",
     "Role",
     "Scope",
     "StreamEvent",
@@ -121,6 +127,10 @@ class Usage:
     """Price of the call in US dollars, when a price is known."""
     requests: int = 0
     """Model requests made."""
+    reasoning_tokens: int = 0
+    """Tokens the model spent thinking, billed as output but not counted in
+    ``output_tokens``; 0 where the provider does not report them apart (Anthropic counts
+    thinking in ``output_tokens``)."""
     unpriced_models: tuple[str, ...] = field(default=(), kw_only=True)
     """Models called here whose price was unknown: their tokens are counted, their cost
     is not, so while this is non-empty ``cost_usd`` is only a lower bound."""
@@ -136,6 +146,7 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             requests=self.requests + other.requests,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             unpriced_models=unpriced,
         )
 
@@ -147,6 +158,7 @@ class Usage:
             + self.output_tokens
             + self.cache_read_tokens
             + self.cache_write_tokens
+            + self.reasoning_tokens
         )
 
 
@@ -163,9 +175,24 @@ class ToolCall:
     arguments_error: str | None = field(default=None, kw_only=True)
     """Set when the model's arguments were not a JSON object (``arguments`` is then
     empty): the call is refused with this reason and the model gets a repair turn."""
+    provider_state: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=FrozenDict, kw_only=True
+    )
+    """Provider name to that provider's opaque state for this call, sent back with the
+    call and only to that provider (OpenAI's ``fc_`` item id, Gemini's
+    ``thought_signature``). Deeply frozen."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolCall"))
+        state = self.provider_state
+        if not isinstance(state, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Mapping) for k, v in state.items()
+        ):
+            raise TypeError(
+                "ToolCall.provider_state must map provider names to JSON objects, got "
+                f"{state!r}"
+            )
+        object.__setattr__(self, "provider_state", freeze_arguments(state))
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,137 +288,23 @@ class Message:
     attachments: tuple[Media, ...] = ()
     """Media that go with the text (an image a tool returned, say). Providers that accept
     media render them natively; others show each one's ``describe()`` line."""
-
-
-ToolChoice = str
-"""``"auto"`` (the model decides), ``"none"`` (no tool calls), ``"required"`` (at least
-one tool call) or the name of the one tool the model must call."""
-
-_NUMBER = (int, float)
-
-
-def _check_number(name: str, value: Any, low: float, high: float | None) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, _NUMBER) or not (
-        low <= value and (high is None or value <= high)
-    ):
-        bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise ValueError(f"ModelSettings.{name} must be a number {bounds}, got {value!r}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelSettings:
-    """How the model should answer: sampling, length, stop sequences and tool use.
-
-    Every field defaults to None, meaning "not set": the provider's own default
-    applies. ``Agent(settings=...)`` gives an agent's defaults, ``run(settings=...)``
-    overrides them field by field for one run (see :meth:`merged`). A provider that
-    cannot honour a set field refuses the request with :class:`UnsupportedSetting`
-    rather than dropping it.
-    """
-
-    temperature: float | None = None
-    """Sampling temperature (0 is the most deterministic)."""
-    max_tokens: int | None = None
-    """An upper bound on generated tokens."""
-    top_p: float | None = None
-    """Nucleus sampling: only tokens within this much probability mass (0 to 1)."""
-    stop: Sequence[str] | None = None
-    """Sequences that end the answer when generated; a single string is one sequence.
-    Kept as a tuple."""
-    tool_choice: ToolChoice | None = None
-    """``"auto"``, ``"none"``, ``"required"`` or a tool's name."""
-    parallel_tool_calls: bool | None = None
-    """False asks the model for at most one tool call per turn."""
-    seed: int | None = None
-    """A seed for providers that sample reproducibly."""
-    extra: Mapping[str, Any] = field(default_factory=FrozenDict)
-    """Provider-specific request fields, sent as they are (e.g. ``{"top_k": 40}``)."""
+    reasoning: tuple[ReasoningPart, ...] = field(default=(), kw_only=True)
+    """For an ``assistant`` message: what the model thought before answering, each part
+    tagged with its provider, sent back only to that provider."""
 
     def __post_init__(self) -> None:
-        _check_number("temperature", self.temperature, 0, None)
-        _check_number("top_p", self.top_p, 0, 1)
-        if self.max_tokens is not None and (
-            isinstance(self.max_tokens, bool)
-            or not isinstance(self.max_tokens, int)
-            or self.max_tokens < 1
-        ):
-            raise ValueError(
-                f"ModelSettings.max_tokens must be a positive int, got {self.max_tokens!r}"
-            )
-        stop = self.stop
-        if isinstance(stop, str):
-            stop = (stop,)
-        if stop is not None:
-            if not isinstance(stop, tuple | list) or not all(
-                isinstance(s, str) and s for s in stop
-            ):
-                raise ValueError(
-                    "ModelSettings.stop must be a non-empty string or a sequence of them, "
-                    f"got {self.stop!r}"
-                )
-            object.__setattr__(self, "stop", tuple(stop))
-        choice = self.tool_choice
-        if choice is not None and (not isinstance(choice, str) or not choice):
-            raise ValueError(
-                "ModelSettings.tool_choice must be 'auto', 'none', 'required' or a tool "
-                f"name, got {choice!r}"
-            )
-        if self.parallel_tool_calls is not None and not isinstance(
-            self.parallel_tool_calls, bool
-        ):
-            raise ValueError(
-                "ModelSettings.parallel_tool_calls must be True, False or None, "
-                f"got {self.parallel_tool_calls!r}"
-            )
-        seed = self.seed
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ValueError(f"ModelSettings.seed must be an int, got {self.seed!r}")
-        if not isinstance(self.extra, Mapping) or not all(isinstance(k, str) for k in self.extra):
-            raise ValueError(
-                "ModelSettings.extra must be a mapping of request field names to values, "
-                f"got {self.extra!r}"
-            )
-        object.__setattr__(self, "extra", freeze_arguments(self.extra))
+        if self.reasoning:
+            _check_reasoning(self.reasoning, "Message")
+            object.__setattr__(self, "reasoning", tuple(self.reasoning))
 
-    def merged(self, overrides: ModelSettings | None) -> ModelSettings:
-        """These settings with every field ``overrides`` sets taking its place
-        (``extra`` merges key by key)."""
-        if overrides is None or not overrides.is_set():
-            return self
-        if not self.is_set():
-            return overrides
-        return ModelSettings(
-            temperature=_pick(overrides.temperature, self.temperature),
-            max_tokens=_pick(overrides.max_tokens, self.max_tokens),
-            top_p=_pick(overrides.top_p, self.top_p),
-            stop=_pick(overrides.stop, self.stop),
-            tool_choice=_pick(overrides.tool_choice, self.tool_choice),
-            parallel_tool_calls=_pick(overrides.parallel_tool_calls, self.parallel_tool_calls),
-            seed=_pick(overrides.seed, self.seed),
-            extra={**self.extra, **overrides.extra},
+
+def _check_reasoning(parts: Any, owner: str) -> None:
+    if not isinstance(parts, tuple | list) or not all(
+        isinstance(p, ReasoningPart) for p in parts
+    ):
+        raise TypeError(
+            f"{owner}.reasoning must be a tuple of ReasoningPart, got {parts!r}"
         )
-
-    def is_set(self) -> bool:
-        """True when any field is set."""
-        return self is not _NO_SETTINGS and (
-            self.temperature is not None
-            or self.max_tokens is not None
-            or self.top_p is not None
-            or self.stop is not None
-            or self.tool_choice is not None
-            or self.parallel_tool_calls is not None
-            or self.seed is not None
-            or bool(self.extra)
-        )
-
-
-def _pick(first: Any, second: Any) -> Any:
-    return second if first is None else first
-
-
-_NO_SETTINGS = ModelSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,11 +358,14 @@ class LLMResult:
     """Why the model stopped."""
     model: str = ""
     """The model that answered, as the provider reports it."""
+    reasoning: tuple[ReasoningPart, ...] = field(default=(), kw_only=True)
+    """What the model thought, in the provider's order; carried into :attr:`message`."""
 
     @property
     def message(self) -> Message:
-        """The answer as an assistant message for the transcript."""
-        return Message(role="assistant", content=self.content, tool_calls=self.tool_calls)
+        """The answer as an assistant message for the transcript, reasoning included."""
+        return Message(role="assistant", content=self.content, tool_calls=self.tool_calls,
+                       reasoning=self.reasoning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,5 +392,5 @@ class ToolCallDelta:
     kind: Literal["tool_call"] = "tool_call"
 
 
-StreamEvent = TextDelta | ToolCallDelta | LLMResult
+StreamEvent = TextDelta | ToolCallDelta | ReasoningDelta | LLMResult
 """What a streaming model call yields: deltas, then the complete :class:`LLMResult`."""
