@@ -9,8 +9,8 @@ from agentkit._examples import EXAMPLE_SPECS
 
 __all__ = ["EXAMPLE_SPECS", "ModelSpec", "model_id", "parse_model_spec"]
 
-Provider = Literal["anthropic", "openai"]
-_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
+Provider = Literal["anthropic", "openai", "google", "vertex"]
+_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "google", "vertex")
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +18,8 @@ class ModelSpec:
     """A parsed model spec."""
 
     provider: Provider
-    """``anthropic`` or ``openai`` (which also serves every OpenAI-compatible server)."""
+    """``anthropic``, ``openai`` (which also serves every OpenAI-compatible server),
+    ``google`` (the Gemini API) or ``vertex`` (Gemini on Vertex AI)."""
     model: str
     """The model id to pass as ``Agent(model=...)``."""
     base_url: str | None = None
@@ -26,8 +27,9 @@ class ModelSpec:
 
 
 def parse_model_spec(spec: str) -> ModelSpec:
-    """Parse ``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o-mini`` or
-    ``openai:llama3.1@http://localhost:11434/v1``; a bad spec is a ``ValueError`` that
+    """Parse ``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o-mini``,
+    ``openai:llama3.1@http://localhost:11434/v1``, ``google:gemini-2.5-flash`` or
+    ``vertex:gemini-2.5-pro``; a bad spec is a ``ValueError`` that
     says what is accepted."""
     provider, sep, rest = spec.partition(":")
     if not sep or provider not in _PROVIDERS or not rest:
