@@ -14,12 +14,15 @@ from typing import Any
 
 from agentkit.core.contracts.errors import UnsupportedMedia, UnsupportedSetting
 from agentkit.core.contracts.media import Media
-from agentkit.core.contracts.types import ChatRequest, Message, ToolCall
+from agentkit.core.contracts.types import ChatRequest, Message, ToolCall, ToolSchema
 from agentkit.providers._gemini_schema import gemini_parameters
 from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.tools.declarations.adapt import thaw
 
-__all__ = ["INLINE_LIMIT", "MEDIA_TYPES", "gemini_config", "gemini_contents", "signature"]
+__all__ = [
+    "INLINE_LIMIT", "MEDIA_TYPES", "gemini_config", "gemini_contents", "gemini_tools",
+    "signature",
+]
 
 MEDIA_TYPES = frozenset({
     "image/png", "image/jpeg", "image/webp", "image/heic", "image/heif",
@@ -94,7 +97,9 @@ def _model_parts(message: Message, provider: str) -> list[dict[str, Any]]:
     return parts or [{"text": ""}]
 
 
-def gemini_contents(messages: tuple[Message, ...], provider: str) -> list[dict[str, Any]]:
+def gemini_contents(
+    messages: tuple[Message, ...], provider: str = "google"
+) -> list[dict[str, Any]]:
     """Our transcript as Gemini ``contents``: ``user`` and ``model`` turns, tool results as
     ``function_response`` parts of a user turn, consecutive turns of one role merged (so
     the answers to parallel calls travel together, as Gemini requires)."""
@@ -179,8 +184,7 @@ def gemini_config(
     if request.system:
         config["system_instruction"] = request.system
     if request.tools:
-        config["tools"] = [{"function_declarations": [_declaration(t, provider)
-                                                      for t in request.tools]}]
+        config["tools"] = gemini_tools(request.tools, provider)
     wanted = {
         "temperature": settings.temperature, "top_p": settings.top_p,
         "max_output_tokens": settings.max_tokens, "seed": settings.seed,
@@ -200,7 +204,15 @@ def gemini_config(
     return config
 
 
-def _declaration(schema: Any, provider: str) -> dict[str, Any]:
+def gemini_tools(tools: tuple[ToolSchema, ...], provider: str = "google") -> list[dict[str, Any]]:
+    """Our tool schemas as Gemini ``tools``: one tool holding every function declaration.
+
+    Raises :class:`~agentkit.core.contracts.errors.UnsupportedSchema` for a parameter
+    schema Gemini cannot express."""
+    return [{"function_declarations": [_declaration(t, provider) for t in tools]}]
+
+
+def _declaration(schema: ToolSchema, provider: str) -> dict[str, Any]:
     native = schema.native.get(provider)
     if native is not None:
         return dict(thaw(native))

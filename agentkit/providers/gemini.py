@@ -54,7 +54,7 @@ from agentkit.providers._errors import (
     retry_after,
     status_error,
 )
-from agentkit.providers._gemini_wire import gemini_config, gemini_contents
+from agentkit.providers._gemini_wire import gemini_config, gemini_contents, gemini_tools
 from agentkit.providers._json import arguments_from_value
 from agentkit.providers._sdk import priced
 from agentkit.providers.spec import model_id
@@ -62,7 +62,7 @@ from agentkit.providers.spec import model_id
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["GeminiLLM"]
+__all__ = ["GeminiLLM", "gemini_contents", "gemini_tools"]
 
 _FILTERED = frozenset({
     "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
