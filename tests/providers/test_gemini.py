@@ -480,3 +480,29 @@ async def test_a_usage_of_an_unpriced_model_names_it(wire: WireServer) -> None:
     result = await llm.chat(ChatRequest(model="gemini-9-ultra", messages=(Message("user", "Hi"),)),
                             make_test_ctx(llm=llm))
     assert result.usage.unpriced_models == ("gemini-9-ultra",)
+
+
+async def test_a_tool_results_image_and_other_providers_call_state_are_handled(
+    gemini: Gemini,
+) -> None:
+    wire, llm = gemini
+    wire.reply(reply([{"text": "A radar map."}]))
+    call = ToolCall("call_1", "radar", {"city": "Faro"},
+                    provider_state={"openai": {"id": "fc_9"}, "vertex": {"thought_signature":
+                                                                          b64(b"other")}})
+    history = (
+        Message("user", "Radar for Faro?"),
+        Message("assistant", "", tool_calls=(call,)),
+        Message("tool", "Radar for Faro [image: image/png, 24 bytes]", tool_call_id="call_1",
+                name="radar", attachments=(Image(PNG, "image/png"),)),
+    )
+    await chat(llm, request(*history))
+    assert bodies(wire)[0]["contents"][1:] == [
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "radar", "args": {"city": "Faro"}}}]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "radar", "response": {
+                "output": "Radar for Faro [image: image/png, 24 bytes]"}}},
+            {"inlineData": {"data": b64(PNG), "mime_type": "image/png"}},
+        ]},
+    ]
