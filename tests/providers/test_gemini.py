@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -506,3 +507,35 @@ async def test_a_tool_results_image_and_other_providers_call_state_are_handled(
             {"inlineData": {"data": b64(PNG), "mime_type": "image/png"}},
         ]},
     ]
+
+
+@tool(side_effecting=True, requires_approval=True)
+def book_table(restaurant: str) -> str:
+    """Book a table at a named restaurant for tonight; needs a human's approval."""
+    return f"booked {restaurant}"
+
+
+async def test_signatures_survive_a_suspension_and_go_back_after_resume(
+    wire: WireServer, tmp_path: Path
+) -> None:
+    from agentkit.state.stores.sqlite import SQLiteStore
+
+    wire.reply(
+        reply([{"functionCall": {"name": "book_table", "args": {"restaurant": "Solar"}},
+                "thoughtSignature": b64(b"sig-book")}]),
+        reply([{"text": "Booked."}]),
+    )
+    booker = Agent(name="concierge", model=MODEL, prompt="You book tables.",
+                   cognition=ReActCognition(tools=[book_table]))
+    path = tmp_path / "runs.db"
+    first = await booker.run("Book Solar.", make_ctx(google_llm(wire), store=SQLiteStore(path)))
+    suspended = first.suspended
+    assert suspended is not None
+    # Another provider and another store object: only the checkpoint carries the state.
+    decisions = {call.id: "approve" for call in suspended.pending}
+    resumed = await booker.resume(suspended.run_id, decisions,
+                                  make_ctx(google_llm(wire), store=SQLiteStore(path)))
+    assert resumed.output == "Booked."
+    assert bodies(wire)[1]["contents"][1] == {"role": "model", "parts": [
+        {"functionCall": {"name": "book_table", "args": {"restaurant": "Solar"}},
+         "thoughtSignature": b64(b"sig-book")}]}
