@@ -134,7 +134,10 @@ class GeminiLLM:
             http["timeout"] = int(timeout * 1000)  # the SDK counts milliseconds
         if max_retries is not None:
             http["retry_options"] = types.HttpRetryOptions(attempts=max_retries + 1)
-        options: dict[str, Any] = {"http_options": types.HttpOptions(**http)}
+        # vertexai is always said, so GOOGLE_GENAI_USE_VERTEXAI cannot switch the door
+        # behind the provider's name.
+        options: dict[str, Any] = {"http_options": types.HttpOptions(**http),
+                                   "vertexai": vertexai}
         if vertexai:
             project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
             location = location or os.environ.get("GOOGLE_CLOUD_LOCATION")
@@ -145,7 +148,7 @@ class GeminiLLM:
                     "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION or pass "
                     "GeminiLLM(project=..., location=...)"
                 )
-            options.update(vertexai=True, project=project, location=location or "global")
+            options.update(project=project, location=location or "global")
             if credentials is None and api_key is None and base_url is None:
                 # Found now rather than at the first request, so a missing login is said
                 # before a run starts (the SDK would look them up only then).

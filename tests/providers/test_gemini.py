@@ -539,3 +539,13 @@ async def test_signatures_survive_a_suspension_and_go_back_after_resume(
     assert bodies(wire)[1]["contents"][1] == {"role": "model", "parts": [
         {"functionCall": {"name": "book_table", "args": {"restaurant": "Solar"}},
          "thoughtSignature": b64(b"sig-book")}]}
+
+
+async def test_the_gemini_api_stays_the_gemini_api_whatever_the_environment_says(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "acme")
+    wire.reply(reply([{"text": "ok"}]))
+    await chat(google_llm(wire), request())
+    assert wire.requests[0].path == f"/v1/models/{MODEL}:generateContent"
