@@ -549,3 +549,22 @@ async def test_the_gemini_api_stays_the_gemini_api_whatever_the_environment_says
     wire.reply(reply([{"text": "ok"}]))
     await chat(google_llm(wire), request())
     assert wire.requests[0].path == f"/v1/models/{MODEL}:generateContent"
+
+
+async def test_an_agent_streams_a_thinking_gemini_answer_as_text_deltas(gemini: Gemini) -> None:
+    from agentkit.agents import FinalEvent, TextDeltaEvent
+
+    wire, llm = gemini
+    wire.reply(events(
+        answer([{"text": "Weighing it.", "thought": True}], None),
+        answer([{"text": "Lisbon."}], "STOP", usage(5, 2, thoughtsTokenCount=9)),
+    ))
+    thinker = Agent(name="a", model=MODEL, prompt="p",
+                    settings=ModelSettings(reasoning=Reasoning(summary=True)))
+    seen = [e async for e in thinker.stream("Capital of Portugal?", make_ctx(llm))]
+    assert [e.text for e in seen if isinstance(e, TextDeltaEvent)] == ["Lisbon."]
+    final = seen[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.output == "Lisbon."
+    assert final.result.usage.reasoning_tokens == 9
+    assert final.result.messages[-1].reasoning == (ReasoningPart("google", "Weighing it."),)
