@@ -568,3 +568,24 @@ async def test_an_agent_streams_a_thinking_gemini_answer_as_text_deltas(gemini: 
     assert final.result.output == "Lisbon."
     assert final.result.usage.reasoning_tokens == 9
     assert final.result.messages[-1].reasoning == (ReasoningPart("google", "Weighing it."),)
+
+
+async def test_reasoning_is_a_level_on_gemini_3_and_refused_where_there_is_no_thinking(
+    gemini: Gemini,
+) -> None:
+    wire, llm = gemini
+    wire.reply(reply([{"text": "ok"}]))
+    think = ModelSettings(reasoning=Reasoning(effort="low"))
+    await chat(llm, ChatRequest(model="gemini-3-flash", messages=(Message("user", "Hi"),),
+                                settings=think))
+    assert bodies(wire)[0]["generationConfig"] == {
+        "thinkingConfig": {"include_thoughts": False, "thinking_level": "LOW"}}
+    with pytest.raises(UnsupportedSetting) as caught:
+        await chat(llm, ChatRequest(model="gemini-2.0-flash", messages=(Message("user", "Hi"),),
+                                    settings=think))
+    assert str(caught.value) == (
+        "google cannot honour ModelSettings.reasoning: gemini-2.0-flash has no thinking; "
+        "Gemini 2.5 and later think. Remove it from the agent's or the run's settings, or "
+        "use a provider that supports it"
+    )
+    assert len(wire.requests) == 1
