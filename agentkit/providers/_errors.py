@@ -33,6 +33,7 @@ __all__ = [
     "as_provider_error",
     "missing_extra",
     "retry_after",
+    "status_error",
 ]
 
 # 408 request timeout, 409 conflict (retry-able lock contention), 425 too early,
@@ -219,19 +220,11 @@ def as_provider_error(
             provider=provider, transient=True, kind="malformed_reply", request_id=request_id,
         )
     if isinstance(status, int):
-        kind = _KINDS.get(status, "server_error" if status >= 500 else "error")
-        transient = status in _TRANSIENT_STATUS or status >= 500
         code = getattr(error, "code", None)  # OpenAI's: a 429 may be an empty account
-        if isinstance(code, str) and code in _ERROR_TYPES:
-            kind, transient = _ERROR_TYPES[code]
         response = getattr(error, "response", None)
-        return ProviderError(
-            _with_id(f"{provider}: HTTP {status} ({kind}): {message}", request_id),
-            provider=provider,
-            transient=transient,
-            status=status,
-            kind=kind,
-            request_id=request_id,
+        return status_error(
+            provider, status, message, request_id=request_id,
+            code=code if isinstance(code, str) else None,
             retry_after=retry_after(getattr(response, "headers", None) or {}),
         )
     if "APIError" in names or "AnthropicError" in names or "OpenAIError" in names:
@@ -240,6 +233,33 @@ def as_provider_error(
             provider=provider, transient=False, kind="error", request_id=request_id,
         )
     return None
+
+
+def status_error(
+    provider: str,
+    status: int,
+    message: str,
+    *,
+    request_id: str | None = None,
+    code: str | None = None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """An HTTP error status as a :class:`ProviderError`: its kind and whether it is
+    transient from the status (or from an error ``code`` this module knows), the
+    provider's ``message`` kept."""
+    kind = _KINDS.get(status, "server_error" if status >= 500 else "error")
+    transient = status in _TRANSIENT_STATUS or status >= 500
+    if code is not None and code in _ERROR_TYPES:
+        kind, transient = _ERROR_TYPES[code]
+    return ProviderError(
+        _with_id(f"{provider}: HTTP {status} ({kind}): {_bounded(message)}", request_id),
+        provider=provider,
+        transient=transient,
+        status=status,
+        kind=kind,
+        request_id=request_id,
+        retry_after=retry_after,
+    )
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

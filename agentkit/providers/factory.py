@@ -27,6 +27,10 @@ def llm_for(spec: str, **options: Any) -> LLM:
     parsed = parse_model_spec(spec)
     if parsed.base_url is not None:
         options.setdefault("base_url", parsed.base_url)
+    if parsed.provider in ("google", "vertex"):
+        from agentkit.providers.gemini import GeminiLLM  # its SDK loads only when asked for
+
+        return GeminiLLM(vertexai=parsed.provider == "vertex", **options)
     if parsed.provider == "anthropic":
         anthropic = AnthropicLLM(**options)
         anthropic._check_credentials()  # now, in the same shape as OpenAILLM, not at a call

@@ -57,7 +57,8 @@ def test_help_and_a_bad_spec_show_the_example_specs() -> None:
     )
     assert result.stderr == (
         "agentkit demo: model 'claude' failed: model spec 'claude' is not "
-        "PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai', 'openai-chat']; e.g. "
+        "PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai', 'openai-chat', 'google', "
+        "'vertex']; e.g. "
         "anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, "
         "openai:llama3.1@http://localhost:11434/v1\n"
     )

@@ -69,6 +69,13 @@ def _openai(input_: float, output: float, cached: float) -> ModelPrice:
     return ModelPrice(input_, output, cache_read=cached, cache_write=input_)
 
 
+def _gemini(input_: float, output: float, cached: float) -> ModelPrice:
+    # Gemini's implicit cache is automatic: nothing is written at a price, hits are billed
+    # at the cached rate (the cache's hourly storage fee is for explicit caches only).
+    # Pro models' rates double past 200k prompt tokens; these rows hold the <=200k tier.
+    return ModelPrice(input_, output, cache_read=cached, cache_write=input_)
+
+
 _SNAPSHOT = re.compile(r"-(?:[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2}|latest)$")
 """The suffixes that name a version of one model: a dated snapshot or the latest one."""
 
@@ -168,5 +175,13 @@ DEFAULT_PRICES = PriceTable(
         # o3-pro lists no cached-input rate: cached input is billed as input.
         "o3-pro": _openai(20.0, 80.0, 20.0),  # third-party (modelpedia.dev, 2026-03-21)
         "o4-mini": _openai(1.1, 4.4, 0.275),  # kept from the earlier table, not re-checked
+        # Google Gemini (the Gemini API; Vertex AI lists the same rates): input, output,
+        # cached input. Added on 2026-12-01 from stored third-party pages quoting
+        # ai.google.dev/pricing; the cached rate is a tenth of input ("90% discount").
+        "gemini-2.5-pro": _gemini(1.25, 10.0, 0.125),  # third-party (deploybase.ai, 2026-01)
+        "gemini-2.5-flash": _gemini(0.30, 2.50, 0.03),  # third-party (deploybase.ai, 2026-01)
+        "gemini-2.5-flash-lite": _gemini(0.10, 0.40, 0.01),  # third-party (morphllm.com)
+        "gemini-3-flash": _gemini(0.50, 3.0, 0.05),  # third-party (morphllm.com)
+        "gemini-3.1-pro": _gemini(2.0, 12.0, 0.20),  # third-party (morphllm.com)
     }
 )
