@@ -62,21 +62,12 @@ class ToolArgumentError(ModelCallError, ValueError):
     """
 
     def __init__(
-        self,
-        tool: str,
-        *,
-        missing: Sequence[str] = (),
-        unexpected: Sequence[str] = (),
-        invalid: Sequence[tuple[str, str]] = (),
-        accepted: Sequence[str] = (),
+        self, tool: str, *, missing: Sequence[str] = (), unexpected: Sequence[str] = (),
+        invalid: Sequence[tuple[str, str]] = (), accepted: Sequence[str] = (),
         call_id: str | None = None,
     ) -> None:
-        self.tool = tool
-        self.missing = tuple(missing)
-        self.unexpected = tuple(unexpected)
-        self.invalid = tuple(invalid)
-        self.accepted = tuple(accepted)
-        self.call_id = call_id
+        self.tool, self.missing, self.unexpected = tool, tuple(missing), tuple(unexpected)
+        self.invalid, self.accepted, self.call_id = tuple(invalid), tuple(accepted), call_id
         problems = []
         if self.missing:
             problems.append(f"missing required argument(s) {list(self.missing)}")
@@ -107,10 +98,7 @@ class OutputCoercionError(ModelCallError, ValueError):
     repair turn that told it what was wrong."""
 
     def __init__(self, agent: str, expected: str, reason: str, raw: str) -> None:
-        self.agent = agent
-        self.expected = expected
-        self.reason = reason
-        self.raw = raw
+        self.agent, self.expected, self.reason, self.raw = agent, expected, reason, raw
         super().__init__(
             f"agent {agent!r}: the model's answer is not a valid {expected} after a repair "
             f"turn: {reason}"
@@ -121,10 +109,7 @@ class ToolShapeError(AgentkitError, ValueError):
     """A tool returned a value that does not match its declared output schema."""
 
     def __init__(self, tool: str, raw: object, expected: str, reason: str = "") -> None:
-        self.tool = tool
-        self.raw = raw
-        self.expected = expected
-        self.reason = reason
+        self.tool, self.raw, self.expected, self.reason = tool, raw, expected, reason
         super().__init__(f"tool {tool!r} returned value not matching schema {expected!r}")
 
 
@@ -289,7 +274,7 @@ class UnsupportedSchema(ProviderError, ValueError):
         self.reason = reason
         super().__init__(
             f"{provider} cannot express tool {tool!r}'s parameter schema: {construct}: "
-            f"{_cut(reason)}. Simplify the tool's parameters, or use a provider that "
+            f"{cut_reason(reason)}. Simplify the tool's parameters, or use a provider that "
             "accepts the construct",
             provider=provider,
             transient=False,
@@ -463,10 +448,7 @@ class HumanInputRequired(WaitsForPerson):
     def __init__(
         self, tool: str, message: str, schema: Mapping[str, Any] | None = None, source: str = ""
     ) -> None:
-        self.tool = tool
-        self.message = message
-        self.schema = schema
-        self.source = source
+        self.tool, self.message, self.schema, self.source = tool, message, schema, source
         origin = f" (asked by {source})" if source else ""
         self.waiting = f"elicitation: {message}"
         super().__init__(f"tool {tool!r} needs a person's answer{origin}: {message}")
