@@ -16,8 +16,10 @@ from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.media import Image
 from agentkit.core.contracts.types import ToolCall
-from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.core.policies import audit, tracing
+from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.integrations.mcp import MCPTool, connect_http, connect_stdio
+from agentkit.state.stores.memory import InMemoryStore
 
 from .conftest import NodeTools, free_port, wait_for_port
 
@@ -372,10 +374,6 @@ async def test_capabilities_can_be_refused_and_the_tools_needing_them_go(
 async def test_a_servers_question_is_audited_as_suspended_and_traced_without_an_error(
     node_tools: NodeTools,
 ) -> None:
-    from agentkit.core.policies import audit, tracing
-    from agentkit.core.testing import RecordingTracer
-    from agentkit.state.stores.memory import InMemoryStore
-
     llm = FakeLLM.script([
         Turn(tool_calls=(ToolCall("c1", "trigger-elicitation-request", {}),)),
         Turn(content="Thanks, Ana."),
