@@ -171,13 +171,8 @@ class Agent:
         return await lifecycle.continue_at(self, key, task, ctx)
 
     async def _start(
-        self,
-        task: str,
-        ctx: RunContext,
-        sink: EventSink | None,
-        opening: Opening | None = None,
-        *,
-        key: str | None = None,
+        self, task: str, ctx: RunContext, sink: EventSink | None,
+        opening: Opening | None = None, *, key: str | None = None,
     ) -> AgentResult:
         run = await lifecycle.open_run(self, task, ctx, sink=sink, opening=opening, key=key)
         return await lifecycle.advance(self, run)
@@ -213,15 +208,9 @@ class Agent:
         return await self._resume(run_id, decisions, ctx, None, session, settings)
 
     async def _resume(
-        self,
-        run_id: str,
-        decisions: Mapping[str, Any],
-        ctx: RunContext,
-        sink: EventSink | None,
-        session: str | None = None,
-        settings: ModelSettings | None = None,
-        *,
-        key: str | None = None,
+        self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext,
+        sink: EventSink | None, session: str | None = None,
+        settings: ModelSettings | None = None, *, key: str | None = None,
     ) -> AgentResult:
         run = await lifecycle.resume_run(
             self, run_id, decisions, ctx, sink=sink, session=session, settings=settings,
