@@ -6,6 +6,7 @@ from typing import Any
 
 from agentkit.core.contracts.ports import LLM
 from agentkit.providers.anthropic import AnthropicLLM
+from agentkit.providers.bedrock import BedrockLLM
 from agentkit.providers.openai import OpenAILLM
 from agentkit.providers.spec import parse_model_spec
 
@@ -16,10 +17,17 @@ def llm_for(spec: str, **options: Any) -> LLM:
     """The provider a spec names, built with ``options`` (``api_key=``, ``timeout=``, ...).
 
     The model itself is chosen per agent (``Agent(model=parse_model_spec(spec).model)``);
-    a spec's ``@base_url`` becomes the provider's ``base_url``. Missing credentials are
-    a :class:`~agentkit.core.contracts.errors.ProviderError` here, before any call.
+    a spec's ``@base_url`` becomes the provider's ``base_url`` (Bedrock's
+    ``endpoint_url``). Missing credentials (and, for Bedrock, a missing region) are a
+    :class:`~agentkit.core.contracts.errors.ProviderError` here, before any call.
     """
     parsed = parse_model_spec(spec)
+    if parsed.provider == "bedrock":
+        if parsed.base_url is not None:
+            options.setdefault("endpoint_url", parsed.base_url)
+        bedrock = BedrockLLM(**options)
+        bedrock._check_credentials()
+        return bedrock
     if parsed.base_url is not None:
         options.setdefault("base_url", parsed.base_url)
     if parsed.provider == "anthropic":

@@ -126,3 +126,6 @@ def wire() -> Iterator[WireServer]:
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+from .fake_bedrock import bedrock, bedrock_server  # noqa: E402, F401  (fixtures)

@@ -1,0 +1,487 @@
+"""BedrockLLM: the LLM seam over Amazon Bedrock's Converse and ConverseStream APIs.
+
+Built on botocore, AWS's official SDK core, whose blocking client runs in a worker
+thread (``asyncio.to_thread``), one hop per call and one per stream event; see
+``docs/provider-bedrock.md`` for why not aiobotocore. The request is built in
+``_bedrock_wire`` (messages, tools, settings, media, cache points); this module reads
+the replies:
+
+- content: ``text`` blocks, ``toolUse`` blocks as tool calls, ``reasoningContent``
+  (text and signature, or redacted bytes) as the message's reasoning parts, tagged
+  ``bedrock`` and sent back verbatim on later requests;
+- usage: input, output, cache-read and cache-write tokens, priced from the price table;
+- stop reasons: ``end_turn``/``stop_sequence`` -> ``stop``, ``tool_use`` ->
+  ``tool_calls``, ``max_tokens``/``model_context_window_exceeded`` -> ``length``,
+  ``guardrail_intervened``/``content_filtered`` -> ``content_filter``;
+- streaming: the event stream's text, tool-input and reasoning deltas passed on; a
+  stream that ends before ``messageStop`` and its ``metadata`` is an error.
+
+Each field is checked (``_reply.field``), so a reply of the wrong shape is a
+``ProviderError`` (see ``_errors``), never a short answer or a raw ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from agentkit.core.contracts.errors import ProviderError
+from agentkit.core.contracts.reasoning import ReasoningDelta, ReasoningPart
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    FinishReason,
+    LLMResult,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+from agentkit.core.policies import under_retry
+from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
+from agentkit.providers._bedrock_wire import PROVIDER, converse_params
+from agentkit.providers._errors import MalformedReply, ProviderCall, StreamTruncated, missing_extra
+from agentkit.providers._json import arguments_from_text, arguments_from_value, excerpt
+from agentkit.providers._prompt_cache import CacheMode
+from agentkit.providers._reply import field, json_body, obj
+from agentkit.providers._sdk import priced
+from agentkit.providers.spec import model_id
+
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["BedrockLLM"]
+
+_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
+}
+_EVENT_STREAM = "application/vnd.amazon.eventstream"
+_END = object()
+# What urllib3 and botocore raise when a stream's connection breaks mid-body.
+_BROKEN_STREAM = frozenset({"ProtocolError", "ResponseStreamingError", "IncompleteRead"})
+
+
+class BedrockLLM:
+    """Models on Amazon Bedrock (Claude, Nova, Llama, Mistral, ...) through Converse.
+
+    ``region`` defaults to ``AWS_REGION``, then to the AWS chain (``AWS_DEFAULT_REGION``,
+    the profile's ``region``); none is an error naming ``AWS_REGION``. Credentials come
+    from the standard AWS chain only (environment, ``profile=`` or ``AWS_PROFILE``,
+    container and instance roles), never from agentkit. ``endpoint_url`` points the
+    client at another endpoint (a VPC endpoint, a proxy, a local fake). ``timeout``
+    (seconds) and ``max_retries`` go to botocore; left unset, ``max_retries`` is
+    botocore's default outside an agentkit ``retry()`` and 0 inside one. The model id
+    (``anthropic.claude-sonnet-4-5-20250929-v1:0``, or an inference profile such as
+    ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``) comes from ``Agent(model=...)``.
+
+    ``cache="auto"`` (the default) places ``cachePoint`` blocks as AnthropicLLM places
+    its breakpoints, for the models that cache; ``cache_ttl`` is ``"5m"`` or ``"1h"``.
+    """
+
+    provider = PROVIDER
+
+    def __init__(
+        self,
+        *,
+        region: str | None = None,
+        profile: str | None = None,
+        endpoint_url: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        prices: PriceTable = DEFAULT_PRICES,
+        cache: CacheMode = "auto",
+        cache_ttl: CacheTTL = "5m",
+    ) -> None:
+        if cache not in ("auto", None):
+            raise ValueError(
+                f"BedrockLLM(cache=...) must be 'auto' (cache points on) or None (off), "
+                f"got {cache!r}"
+            )
+        if cache_ttl not in ("5m", "1h"):
+            raise ValueError(f"BedrockLLM(cache_ttl=...) must be '5m' or '1h', got {cache_ttl!r}")
+        self.cache: CacheMode = cache
+        self.cache_ttl: CacheTTL = cache_ttl
+        self.prices = prices
+        self._session: Any = None
+        self._single_try: Any = None
+        self._build_single_try: Callable[[], Any] | None = None
+        self.region: str = ""
+        self.client = self._build(region, profile, endpoint_url, timeout, max_retries)
+
+    def _build(
+        self, region: str | None, profile: str | None, endpoint_url: str | None,
+        timeout: float | None, max_retries: int | None,
+    ) -> Any:
+        try:
+            import botocore.config
+            import botocore.session
+        except ImportError:
+            raise missing_extra("Amazon Bedrock", "bedrock") from None
+        session = botocore.session.Session(profile=profile)
+        try:
+            # botocore reads AWS_DEFAULT_REGION; the other AWS SDKs read AWS_REGION first.
+            region = region or os.environ.get("AWS_REGION") or session.get_config_variable(
+                "region")
+        except Exception as error:  # a profile that does not exist, say
+            raise _setup_error(f"the AWS configuration cannot be read: {error}") from error
+        if not region:
+            raise _setup_error(
+                "no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION, or region in your AWS "
+                "profile), or pass BedrockLLM(region=...)"
+            )
+        self.region = region
+        self._session = session
+
+        def client(attempts: int | None) -> Any:
+            options: dict[str, Any] = {}
+            if timeout is not None:
+                options.update(connect_timeout=timeout, read_timeout=timeout)
+            if attempts is not None:
+                options["retries"] = {"total_max_attempts": attempts, "mode": "standard"}
+            built = session.create_client(
+                "bedrock-runtime", region_name=region, endpoint_url=endpoint_url,
+                config=botocore.config.Config(**options),
+            )
+            _watch_replies(built)
+            return built
+
+        if max_retries is not None:
+            return client(max_retries + 1)
+        self._build_single_try = lambda: client(1)
+        return client(None)
+
+    def _check_credentials(self) -> None:
+        """Raise now, naming what to set, when the AWS chain finds no credentials."""
+        if self._session is not None and self._session.get_credentials() is None:
+            raise ProviderError(
+                "bedrock: no AWS credentials: set AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), or "
+                "AWS_PROFILE naming a profile in ~/.aws, or run with an instance or task "
+                "role",
+                provider=self.provider, transient=False, kind="authentication",
+            )
+
+    def _for_call(self) -> Any:
+        # Inside retry() one attempt is one request, unless max_retries= was chosen.
+        if self._build_single_try is None or not under_retry():
+            return self.client
+        if self._single_try is None:
+            self._single_try = self._build_single_try()
+        return self._single_try
+
+    def _params(self, request: ChatRequest) -> dict[str, Any]:
+        return converse_params(request, model_id(request.model), cache=self.cache == "auto",
+                               ttl=self.cache_ttl)
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        """One Converse call."""
+        params = self._params(request)
+        client = self._for_call()
+        with ProviderCall(self.provider, "x-amzn-requestid") as call:
+            reply = await _send(call, client.converse, params)
+            return _result(reply.get(_RAW), params["modelId"], self.prices, self.cache_ttl)
+
+    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+        """One ConverseStream call: deltas, then the complete result.
+
+        A stream that ends before ``messageStop`` and its ``metadata`` is an error.
+        """
+        params = self._params(request)
+        client = self._for_call()
+        with ProviderCall(self.provider, "x-amzn-requestid") as call:
+            reply = await _send(call, client.converse_stream, params)
+            events = reply.get("stream") if isinstance(reply, dict) else None
+            if events is None:
+                raise MalformedReply("stream: expected an event stream, got nothing")
+            assembly = _Assembly(params["modelId"])
+            try:
+                iterator = iter(events)
+                while not assembly.done:
+                    item = await asyncio.to_thread(_next_event, iterator, assembly.delivered)
+                    if item is _END:
+                        break
+                    for delta in assembly.take(obj(item, "event")):
+                        yield delta
+            finally:
+                await asyncio.to_thread(events.close)
+            yield assembly.result(self.prices, self.cache_ttl)
+
+    def __repr__(self) -> str:
+        options = [f"region={self.region!r}"]
+        if self.cache is None:
+            options.append("cache=None")
+        elif self.cache_ttl != "5m":
+            options.append("cache_ttl='1h'")
+        return f"BedrockLLM({', '.join(options)})"
+
+
+def _setup_error(problem: str) -> ProviderError:
+    return ProviderError(f"bedrock: {problem}", provider=PROVIDER, transient=False,
+                         kind="configuration")
+
+
+_RAW = "agentkit_raw_body"
+"""Where the hook below leaves a Converse reply's own JSON in botocore's result."""
+
+
+def _watch_replies(client: Any) -> None:
+    """Read each successful raw reply before botocore parses it.
+
+    A Converse body is decoded here (an empty, HTML or non-JSON body is a
+    :class:`MalformedReply`) and handed on whole, so that the reply is read as the JSON
+    the API sent, every field checked, rather than as what botocore's parser makes of a
+    body of the wrong shape (it raises ``AttributeError`` on some). botocore is given an
+    empty object to parse in its place. A stream must be an event stream.
+    """
+    events = client.meta.events
+    events.register("before-parse.bedrock-runtime.Converse", _take_body,
+                    unique_id="agentkit-converse-body")
+    events.register("before-parse.bedrock-runtime.ConverseStream", _check_stream,
+                    unique_id="agentkit-converse-stream-body")
+
+
+def _take_body(
+    response_dict: dict[str, Any], customized_response_dict: dict[str, Any], **_: Any
+) -> None:
+    if response_dict.get("status_code") != 200:
+        return  # botocore reads the service's exceptions
+    headers = response_dict.get("headers") or {}
+    try:
+        customized_response_dict[_RAW] = json_body(response_dict.get("body") or b"", headers)
+    except MalformedReply as error:
+        error.request_id = headers.get("x-amzn-requestid")  # type: ignore[attr-defined]
+        raise
+    response_dict["body"] = b"{}"
+
+
+def _check_stream(response_dict: dict[str, Any], **_: Any) -> None:
+    if response_dict.get("status_code") != 200:
+        return
+    headers = response_dict.get("headers") or {}
+    media = headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media != _EVENT_STREAM:
+        body = response_dict.get("body")
+        text = body.read() if body is not None and hasattr(body, "read") else b""
+        error = MalformedReply(
+            f"asked for a stream, got a body of type {media or 'unknown'} instead of "
+            f"{_EVENT_STREAM}: {excerpt(text.decode('utf-8', errors='replace'))}"
+        )
+        error.request_id = headers.get("x-amzn-requestid")  # type: ignore[attr-defined]
+        raise error
+
+
+async def _send(call: ProviderCall, method: Callable[..., Any], params: dict[str, Any]) -> Any:
+    """One SDK call in a worker thread; its reply's request id noted on ``call``."""
+    try:
+        reply = await asyncio.to_thread(_sdk_call, method, params)
+    except MalformedReply as error:
+        call.request_id = getattr(error, "request_id", None)
+        raise
+    call.answered(_headers(reply))
+    return reply
+
+
+def _sdk_call(method: Callable[..., Any], params: dict[str, Any]) -> Any:
+    try:
+        return method(**params)
+    except (AttributeError, TypeError, KeyError, IndexError) as error:
+        # botocore's parser walks a stream's events by the API's model and trips over a
+        # value of the wrong type; our own parameters were checked before sending.
+        raise MalformedReply(
+            f"the reply does not fit the Converse API's shape ({type(error).__name__}: "
+            f"{error})"
+        ) from error
+
+
+def _next_event(iterator: Iterator[Any], delivered: int) -> Any:
+    try:
+        return next(iterator, _END)
+    except (AttributeError, TypeError, KeyError, IndexError) as error:
+        raise MalformedReply(
+            f"an event does not fit the ConverseStream API's shape ({type(error).__name__}: "
+            f"{error})"
+        ) from error
+    except Exception as error:
+        if {cls.__name__ for cls in type(error).__mro__} & _BROKEN_STREAM:
+            raise StreamTruncated("with the connection broken mid-event", delivered) from error
+        raise
+
+
+def _headers(reply: Any) -> dict[str, str]:
+    metadata = reply.get("ResponseMetadata") if isinstance(reply, dict) else None
+    headers = metadata.get("HTTPHeaders") if isinstance(metadata, dict) else None
+    return headers if isinstance(headers, dict) else {}
+
+
+def _finish(reason: Any) -> FinishReason:
+    return _FINISH.get(reason, "other") if isinstance(reason, str) else "other"
+
+
+def _usage(
+    usage: dict[str, Any], where: str, model: str, prices: PriceTable, ttl: CacheTTL
+) -> Usage:
+    counted = Usage(
+        input_tokens=field(usage, "inputTokens", where, int),
+        output_tokens=field(usage, "outputTokens", where, int),
+        cache_read_tokens=field(usage, "cacheReadInputTokens", where, int, nullable=True) or 0,
+        cache_write_tokens=field(usage, "cacheWriteInputTokens", where, int, nullable=True) or 0,
+        requests=1,
+    )
+    return priced(counted, model, prices, cache_ttl=ttl)
+
+
+def _reasoning(block: dict[str, Any], where: str) -> ReasoningPart:
+    """A ``reasoningContent`` block as a reasoning part whose state is the block itself
+    (the redacted bytes as base64 text, so the part is JSON)."""
+    if "redactedContent" in block:
+        data = block["redactedContent"]
+        if isinstance(data, bytes):  # a stream's event, as botocore decoded it
+            data = base64.b64encode(data).decode("ascii")
+        elif not isinstance(data, str):
+            raise MalformedReply(f"{where}.redactedContent: expected base64 text")
+        return ReasoningPart(PROVIDER, state={"redactedContent": data})
+    text_block = field(block, "reasoningText", where, dict)
+    text = field(text_block, "text", f"{where}.reasoningText", str)
+    signature = field(text_block, "signature", f"{where}.reasoningText", str, nullable=True)
+    state: dict[str, Any] = {"text": text}
+    if signature is not None:
+        state["signature"] = signature
+    return ReasoningPart(PROVIDER, text=text, state={"reasoningText": state})
+
+
+def _result(reply: Any, model: str, prices: PriceTable, ttl: CacheTTL) -> LLMResult:
+    """A Converse reply as our result."""
+    body = obj(reply, "body")
+    output = field(body, "output", "", dict)
+    message = field(output, "message", "output", dict)
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
+    for i, item in enumerate(field(message, "content", "output.message", list)):
+        where = f"output.message.content[{i}]"
+        block = obj(item, where)
+        if "text" in block:
+            text.append(field(block, "text", where, str))
+        elif "toolUse" in block:
+            use = field(block, "toolUse", where, dict)
+            at = f"{where}.toolUse"
+            arguments, problem = arguments_from_value(use.get("input"))
+            calls.append(ToolCall(field(use, "toolUseId", at, str), field(use, "name", at, str),
+                                  arguments, arguments_error=problem))
+        elif "reasoningContent" in block:
+            reasoning.append(_reasoning(field(block, "reasoningContent", where, dict),
+                                        f"{where}.reasoningContent"))
+        # citations, guard content and block kinds added later carry nothing we use
+    return LLMResult(
+        content="".join(text),
+        tool_calls=tuple(calls),
+        usage=_usage(field(body, "usage", "", dict), "usage", model, prices, ttl),
+        finish_reason=_finish(field(body, "stopReason", "", str)),
+        model=model,
+        reasoning=tuple(reasoning),
+    )
+
+
+class _Assembly:
+    """A streamed reply put together event by event: deltas out, the result at the end."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.thinking: dict[int, dict[str, Any]] = {}
+        self.stop_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.delivered = 0
+        self.stopped = False
+        self.done = False
+
+    def take(self, event: dict[str, Any]) -> Iterator[StreamEvent]:
+        """The deltas one event carries (each event is ``{kind: body}``)."""
+        if "contentBlockStart" in event:
+            where = "contentBlockStart"
+            start = field(event, where, "", dict)
+            index = field(start, "contentBlockIndex", where, int)
+            use = field(field(start, "start", where, dict), "toolUse", f"{where}.start", dict,
+                        nullable=True)
+            if use is not None:
+                at = f"{where}.start.toolUse"
+                call_id, name = field(use, "toolUseId", at, str), field(use, "name", at, str)
+                self.calls[index] = {"id": call_id, "name": name, "json": []}
+                yield self._out(ToolCallDelta(len(self.calls) - 1, id=call_id, name=name))
+        elif "contentBlockDelta" in event:
+            where = "contentBlockDelta"
+            body = field(event, where, "", dict)
+            index = field(body, "contentBlockIndex", where, int)
+            delta = field(body, "delta", where, dict)
+            if "text" in delta:
+                piece = field(delta, "text", f"{where}.delta", str)
+                self.text.append(piece)
+                yield self._out(TextDelta(piece))
+            elif "toolUse" in delta and index in self.calls:
+                use = field(delta, "toolUse", f"{where}.delta", dict)
+                fragment = field(use, "input", f"{where}.delta.toolUse", str)
+                self.calls[index]["json"].append(fragment)
+                yield self._out(ToolCallDelta(list(self.calls).index(index),
+                                              arguments_json=fragment))
+            elif "reasoningContent" in delta:
+                part = field(delta, "reasoningContent", f"{where}.delta", dict)
+                thought = self.thinking.setdefault(index, {"text": [], "signature": None,
+                                                           "redacted": None})
+                if isinstance(part.get("text"), str):
+                    thought["text"].append(part["text"])
+                    yield self._out(ReasoningDelta(part["text"]))
+                if isinstance(part.get("signature"), str):
+                    thought["signature"] = (thought["signature"] or "") + part["signature"]
+                if isinstance(part.get("redactedContent"), bytes):
+                    thought["redacted"] = part["redactedContent"]
+        elif "messageStop" in event:
+            stop = field(event, "messageStop", "", dict)
+            self.stop_reason = field(stop, "stopReason", "messageStop", str)
+            self.stopped = True
+        elif "metadata" in event:
+            self.usage = field(field(event, "metadata", "", dict), "usage", "metadata", dict)
+            self.done = self.stopped
+        # messageStart and contentBlockStop carry nothing we use
+
+    def _out(self, delta: StreamEvent) -> StreamEvent:
+        self.delivered += 1
+        return delta
+
+    def result(self, prices: PriceTable, ttl: CacheTTL) -> LLMResult:
+        """The whole answer; :class:`StreamTruncated` when the stream ended early."""
+        if not self.stopped:
+            raise StreamTruncated("before messageStop", self.delivered)
+        if self.usage is None:
+            raise StreamTruncated("before its metadata event (the usage)", self.delivered)
+        calls = []
+        for block in self.calls.values():
+            arguments, problem = arguments_from_text("".join(block["json"]))
+            calls.append(ToolCall(block["id"], block["name"], arguments, arguments_error=problem))
+        reasoning = []
+        for thought in self.thinking.values():
+            if thought["redacted"] is not None:
+                reasoning.append(_reasoning({"redactedContent": thought["redacted"]}, "stream"))
+                continue
+            state: dict[str, Any] = {"text": "".join(thought["text"])}
+            if thought["signature"] is not None:
+                state["signature"] = thought["signature"]
+            reasoning.append(ReasoningPart(PROVIDER, text=state["text"],
+                                           state={"reasoningText": state}))
+        return LLMResult(
+            content="".join(self.text),
+            tool_calls=tuple(calls),
+            usage=_usage(self.usage, "metadata.usage", self.model, prices, ttl),
+            finish_reason=_finish(self.stop_reason),
+            model=self.model,
+            reasoning=tuple(reasoning),
+        )
