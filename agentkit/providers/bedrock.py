@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import os
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ProviderError
@@ -85,6 +87,10 @@ class BedrockLLM:
 
     ``cache="auto"`` (the default) places ``cachePoint`` blocks as AnthropicLLM places
     its breakpoints, for the models that cache; ``cache_ttl`` is ``"5m"`` or ``"1h"``.
+
+    ``max_connections`` bounds the calls in flight at once: each holds one of this
+    provider's worker threads and one pooled connection until its reply (or its stream)
+    has been read; more calls wait for a free one.
     """
 
     provider = PROVIDER
@@ -100,6 +106,7 @@ class BedrockLLM:
         prices: PriceTable = DEFAULT_PRICES,
         cache: CacheMode = "auto",
         cache_ttl: CacheTTL = "5m",
+        max_connections: int = 32,
     ) -> None:
         if cache not in ("auto", None):
             raise ValueError(
@@ -114,12 +121,22 @@ class BedrockLLM:
         self._session: Any = None
         self._single_try: Any = None
         self._build_single_try: Callable[[], Any] | None = None
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int) or (
+            max_connections < 1
+        ):
+            raise ValueError(
+                f"BedrockLLM(max_connections=...) must be a positive int, got {max_connections!r}"
+            )
         self.region: str = ""
-        self.client = self._build(region, profile, endpoint_url, timeout, max_retries)
+        # Its own threads: the loop's default executor has min(32, cores + 4) of them,
+        # six on two cores, shared with every other to_thread() of the process.
+        self._threads = ThreadPoolExecutor(max_connections, thread_name_prefix="agentkit-bedrock")
+        self.client = self._build(region, profile, endpoint_url, timeout, max_retries,
+                                  max_connections)
 
     def _build(
         self, region: str | None, profile: str | None, endpoint_url: str | None,
-        timeout: float | None, max_retries: int | None,
+        timeout: float | None, max_retries: int | None, max_connections: int,
     ) -> Any:
         try:
             import botocore.config
@@ -142,7 +159,7 @@ class BedrockLLM:
         self._session = session
 
         def client(attempts: int | None) -> Any:
-            options: dict[str, Any] = {}
+            options: dict[str, Any] = {"max_pool_connections": max_connections}
             if timeout is not None:
                 options.update(connect_timeout=timeout, read_timeout=timeout)
             if attempts is not None:
@@ -187,7 +204,7 @@ class BedrockLLM:
         params = self._params(request)
         client = self._for_call()
         with ProviderCall(self.provider, "x-amzn-requestid") as call:
-            reply = await _send(call, client.converse, params)
+            reply = await self._send(call, client.converse, params)
             return _result(reply.get(_RAW), params["modelId"], self.prices, self.cache_ttl)
 
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
@@ -198,7 +215,7 @@ class BedrockLLM:
         params = self._params(request)
         client = self._for_call()
         with ProviderCall(self.provider, "x-amzn-requestid") as call:
-            reply = await _send(call, client.converse_stream, params)
+            reply = await self._send(call, client.converse_stream, params)
             events = reply.get("stream") if isinstance(reply, dict) else None
             if events is None:
                 raise MalformedReply("stream: expected an event stream, got nothing")
@@ -206,14 +223,30 @@ class BedrockLLM:
             try:
                 iterator = iter(events)
                 while not assembly.done:
-                    item = await asyncio.to_thread(_next_event, iterator, assembly.delivered)
+                    item = await self._in_thread(_next_event, iterator, assembly.delivered)
                     if item is _END:
                         break
                     for delta in assembly.take(obj(item, "event")):
                         yield delta
             finally:
-                await asyncio.to_thread(events.close)
+                await self._in_thread(events.close)
             yield assembly.result(self.prices, self.cache_ttl)
+
+    async def _in_thread(self, function: Callable[..., Any], *args: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._threads, functools.partial(function, *args))
+
+    async def _send(
+        self, call: ProviderCall, method: Callable[..., Any], params: dict[str, Any]
+    ) -> Any:
+        """One SDK call in a worker thread; its reply's request id noted on ``call``."""
+        try:
+            reply = await self._in_thread(_sdk_call, method, params)
+        except MalformedReply as error:
+            call.request_id = getattr(error, "request_id", None)
+            raise
+        call.answered(_headers(reply))
+        return reply
 
     def __repr__(self) -> str:
         options = [f"region={self.region!r}"]
@@ -277,17 +310,6 @@ def _check_stream(response_dict: dict[str, Any], **_: Any) -> None:
         )
         error.request_id = headers.get("x-amzn-requestid")  # type: ignore[attr-defined]
         raise error
-
-
-async def _send(call: ProviderCall, method: Callable[..., Any], params: dict[str, Any]) -> Any:
-    """One SDK call in a worker thread; its reply's request id noted on ``call``."""
-    try:
-        reply = await asyncio.to_thread(_sdk_call, method, params)
-    except MalformedReply as error:
-        call.request_id = getattr(error, "request_id", None)
-        raise
-    call.answered(_headers(reply))
-    return reply
 
 
 def _sdk_call(method: Callable[..., Any], params: dict[str, Any]) -> Any:

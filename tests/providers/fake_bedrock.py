@@ -21,6 +21,7 @@ import functools
 import json
 import struct
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ class Reply:
     """Sent as it is instead of ``body``, with ``content_type``."""
     content_type: str = "application/json"
     headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    """Seconds to wait before answering, as a model thinks (bench/bedrock_sdk.py)."""
 
 
 def converse_reply(
@@ -158,6 +161,10 @@ class FakeBedrock:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body leave in one segment: written apart, Nagle's algorithm
+            # and the client's delayed ACK would hold each reply back 40 ms.
+            wbufsize = -1
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -196,6 +203,8 @@ class FakeBedrock:
                 self._answer(reply)
 
             def _answer(self, reply: Reply) -> None:
+                if reply.delay:
+                    time.sleep(reply.delay)
                 self.send_response(reply.status)
                 self.send_header("content-type", reply.content_type)
                 self.send_header("x-amzn-RequestId", REQUEST_ID)
