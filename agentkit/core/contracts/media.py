@@ -61,11 +61,22 @@ def _guess(kind: str, where: str, given: str | None, default: str | None) -> str
     )
 
 
+def _repr(media: Image | Audio | File) -> str:
+    # The url only when there is one, so a value made from bytes reads as it always did.
+    shown = [f"mime_type={media.mime_type!r}"]
+    if isinstance(media, File):
+        shown.append(f"name={media.name!r}")
+    if media.url is not None:
+        shown.append(f"url={media.url!r}")
+    shown.append(f"kind={media.kind!r}")
+    return f"{type(media).__name__}({', '.join(shown)})"
+
+
 def _size(data: bytes, url: str | None) -> str:
     return url if url is not None else f"{len(data):,} bytes"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Image:
     """An image: raw bytes (not base64) and its MIME type, e.g. ``image/png``; or, made
     by :meth:`from_url`, a URL the provider fetches and no bytes."""
@@ -93,12 +104,14 @@ class Image:
         given."""
         return cls(b"", _guess("Image", url, mime_type, None), url=url)
 
+    __repr__ = _repr
+
     def describe(self) -> str:
         """``[image: image/png, 4,033 bytes]``: what a text-only reader is shown."""
         return f"[image: {self.mime_type}, {_size(self.data, self.url)}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Audio:
     """A sound clip: raw bytes and its MIME type, e.g. ``audio/wav``; or a URL."""
 
@@ -124,12 +137,14 @@ class Audio:
         """A clip the provider fetches from ``url``."""
         return cls(b"", _guess("Audio", url, mime_type, None), url=url)
 
+    __repr__ = _repr
+
     def describe(self) -> str:
         """``[audio: audio/wav, 12,000 bytes]``."""
         return f"[audio: {self.mime_type}, {_size(self.data, self.url)}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class File:
     """A document or any other binary content: bytes, MIME type and an optional name or
     URI; or a URL. PDFs (``application/pdf``) and plain text (``text/plain``) are the
@@ -164,6 +179,8 @@ class File:
         name = Path(urlsplit(url).path).name or None
         return cls(b"", _guess("File", url, mime_type, "application/octet-stream"),
                    name=name, url=url)
+
+    __repr__ = _repr
 
     def describe(self) -> str:
         """``[file report.pdf: application/pdf, 52,113 bytes]``."""

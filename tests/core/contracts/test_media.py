@@ -43,6 +43,11 @@ def test_from_url_holds_the_url_and_no_bytes() -> None:
         b"", "image/jpeg", "https://example.com/harbour.jpg?size=large"
     )
     assert photo.describe() == "[image: image/jpeg, https://example.com/harbour.jpg?size=large]"
+    assert repr(photo) == (
+        "Image(mime_type='image/jpeg', url='https://example.com/harbour.jpg?size=large', "
+        "kind='image')"
+    )
+    assert repr(Image(PNG)) == "Image(mime_type='image/png', kind='image')"  # no bytes shown
     report = File.from_url("https://example.com/q3/report.pdf")
     assert report == File(b"", "application/pdf", name="report.pdf",
                           url="https://example.com/q3/report.pdf")
