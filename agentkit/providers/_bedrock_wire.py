@@ -78,8 +78,8 @@ _GEOGRAPHY = re.compile(r"^(?:us|eu|apac|jp|au|us-gov|global)\.")
 
 
 def base_model(model: str) -> str:
-    """The foundation model a Bedrock id names: ``us.anthropic.claude-x-v1:0`` ->
-    ``anthropic.claude-x-v1:0`` (a cross-region inference profile names its model so)."""
+    """The foundation model a Bedrock id names: a cross-region inference profile is the
+    model's id after a geography (``us.``, ``eu.``, ``global.``), which is dropped."""
     return _GEOGRAPHY.sub("", model)
 
 
