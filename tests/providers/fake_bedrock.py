@@ -143,6 +143,10 @@ def _as_params(value: Any, shape: Any) -> Any:
     return value
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 resets connections of a burst of calls
+
+
 class FakeBedrock:
     """The server: scripted replies in order, every request recorded and validated."""
 
@@ -227,7 +231,7 @@ class FakeBedrock:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
