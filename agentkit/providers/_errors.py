@@ -89,6 +89,7 @@ _ERROR_TYPES: dict[str, tuple[str, bool]] = {
 _BOTOCORE_TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
 _BOTOCORE_CONNECTION = frozenset({"EndpointConnectionError", "ConnectionClosedError",
                                   "HTTPClientError"})
+# The event-stream parser's errors are no BotoCoreError, so they are listed here whole.
 _BOTOCORE_GARBLED = frozenset({"ChecksumMismatch", "InvalidHeadersLength",
                                "InvalidPayloadLength", "ResponseParserError"})
 
@@ -221,7 +222,7 @@ def as_provider_error(
     HTTP client's own ``TimeoutException`` and ``TransportError``.
     """
     names = {cls.__name__ for cls in type(error).__mro__}
-    if "BotoCoreError" in names or "ClientError" in names:
+    if "BotoCoreError" in names or "ClientError" in names or names & _BOTOCORE_GARBLED:
         return _from_botocore(error, names, provider, request_id)
     status = getattr(error, "status_code", None)
     message = _bounded(getattr(error, "message", None) or str(error))

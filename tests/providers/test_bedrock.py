@@ -308,3 +308,32 @@ async def test_an_unknown_model_is_counted_and_named_unpriced(bedrock: BedrockWi
         make_test_ctx())
     assert result.usage == Usage(input_tokens=10, output_tokens=5, requests=1,
                                  unpriced_models=("meta.llama3-70b-instruct-v1:0",))
+
+
+def corrupted(frame_bytes: bytes) -> bytes:
+    """The frame with one payload byte changed, so its message CRC32 no longer holds."""
+    broken = bytearray(frame_bytes)
+    broken[-6] ^= 0x01
+    return bytes(broken)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message", "transient"),
+    [
+        # Garbled on the way: a fresh request is as good as new.
+        (corrupted(event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "lo"}})),
+         "malformed reply: Checksum mismatch: expected 0x", True),
+        (event("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": 7}}),
+         "malformed reply: contentBlockDelta.delta.text: expected a string, got an integer",
+         False),
+    ],
+)
+async def test_a_broken_event_in_a_stream_is_a_malformed_reply(
+    bedrock: BedrockWire, bad: bytes, message: str, transient: bool,
+) -> None:
+    bedrock.server.reply(stream_reply(*text_stream("Hel")[:2], bad))
+    with pytest.raises(ProviderError) as info:
+        await collect(bedrock, ask())
+    assert str(info.value).startswith(f"bedrock: {message}")
+    assert str(info.value).endswith(f"; request id {REQUEST_ID}")
+    assert (info.value.kind, info.value.transient) == ("malformed_reply", transient)
