@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentkit import make_ctx
-from agentkit.agents import Agent
+from agentkit.agents import Agent, TextDeltaEvent, ToolCallEvent, ToolResultEvent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.types import (
@@ -337,3 +337,29 @@ async def test_a_broken_event_in_a_stream_is_a_malformed_reply(
     assert str(info.value).startswith(f"bedrock: {message}")
     assert str(info.value).endswith(f"; request id {REQUEST_ID}")
     assert (info.value.kind, info.value.transient) == ("malformed_reply", transient)
+
+
+async def test_an_agent_streams_a_tool_turn_and_its_answer(bedrock: BedrockWire) -> None:
+    bedrock.server.reply(
+        stream_reply(
+            event("messageStart", {"role": "assistant"}),
+            event("contentBlockStart", {"contentBlockIndex": 0, "start": {
+                "toolUse": {"toolUseId": "tu_1", "name": "population"}}}),
+            event("contentBlockDelta", {"contentBlockIndex": 0,
+                                        "delta": {"toolUse": {"input": '{"city": "Lima"}'}}}),
+            event("contentBlockStop", {"contentBlockIndex": 0}),
+            event("messageStop", {"stopReason": "tool_use"}),
+            event("metadata", {"usage": {"inputTokens": 9, "outputTokens": 4, "totalTokens": 13},
+                               "metrics": {"latencyMs": 5}}),
+        ),
+        stream_reply(*text_stream("Lima has ", "2.1 million.")),
+    )
+    seen = [e async for e in agent().stream("Lima?", make_ctx(bedrock.llm))
+            if isinstance(e, TextDeltaEvent | ToolCallEvent | ToolResultEvent)]
+
+    assert seen == [
+        ToolCallEvent(ToolCall("tu_1", "population", {"city": "Lima"})),
+        ToolResultEvent("tu_1", "population", "Lima has 2.1 million people.", False),
+        TextDeltaEvent("Lima has "), TextDeltaEvent("2.1 million."),
+    ]
+    assert [r.operation for r in bedrock.server.requests] == ["converse-stream"] * 2
