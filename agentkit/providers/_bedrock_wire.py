@@ -20,6 +20,7 @@ only; other models are sent none (Bedrock refuses a cache point a model cannot u
 from __future__ import annotations
 
 import base64
+import json
 import re
 from typing import Any
 
@@ -91,7 +92,8 @@ def converse_params(
     request: ChatRequest, model: str, *, cache: bool, ttl: CacheTTL
 ) -> dict[str, Any]:
     """The Converse keywords (``modelId`` included) for ``request``."""
-    params: dict[str, Any] = {"modelId": model, "messages": _messages(request.messages)}
+    params: dict[str, Any] = {
+        "modelId": model, "messages": _messages(request.messages, tools=bool(request.tools))}
     system = [{"text": request.system}] if request.system else []
     if request.tools:
         params["toolConfig"] = {"tools": [_tool(schema) for schema in request.tools]}
@@ -110,9 +112,14 @@ def _tool(schema: ToolSchema) -> dict[str, Any]:
     return {"toolSpec": spec}
 
 
-def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def _messages(messages: tuple[Message, ...], *, tools: bool) -> list[dict[str, Any]]:
     """Our transcript as Converse messages: tool results become ``toolResult`` blocks in
-    a user turn, consecutive turns of one role merge (Converse alternates roles)."""
+    a user turn, consecutive turns of one role merge (Converse alternates roles).
+
+    Converse refuses ``toolUse`` and ``toolResult`` blocks in a request that offers no
+    tools (a session an agent without tools continues, say); there, each call and each
+    result is a line of text instead, naming the call id and the tool.
+    """
     out: list[dict[str, Any]] = []
     media = _MediaCount()
 
@@ -126,7 +133,11 @@ def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
 
     for i, message in enumerate(messages):
         where = f"messages[{i}] ({message.role})"
-        if message.role == "tool":
+        if message.role == "tool" and not tools:
+            failed = " (failed)" if message.is_error else ""
+            add("user", [{"text": f"[result of tool call {message.tool_call_id} "
+                                  f"({message.name}){failed}]: {message.content}"}])
+        elif message.role == "tool":
             content: list[dict[str, Any]] = [{"text": message.content}]
             # Images a tool returned go with its result; other media stay as the
             # description lines already in the text.
@@ -144,9 +155,14 @@ def _messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 raise _refused(message.attachments[0], where)
             if message.content:
                 blocks.append({"text": message.content})
-            blocks.extend({"toolUse": {"toolUseId": call.id, "name": call.name,
-                                       "input": thaw(call.arguments)}}
-                          for call in message.tool_calls)
+            if tools:
+                blocks.extend({"toolUse": {"toolUseId": call.id, "name": call.name,
+                                           "input": thaw(call.arguments)}}
+                              for call in message.tool_calls)
+            else:
+                blocks.extend({"text": f"[tool call {call.id}: {call.name}"
+                                       f"({json.dumps(thaw(call.arguments))})]"}
+                              for call in message.tool_calls)
             add("assistant", blocks)
         elif message.role == "user":
             user: list[dict[str, Any]] = [{"text": message.content}] if message.content else []

@@ -250,3 +250,22 @@ async def test_a_one_hour_cache_asks_for_its_ttl_and_other_models_get_no_points(
     assert body["system"] == [{"text": LONG}, {"cachePoint": {"type": "default", "ttl": "1h"}}]
     body = await sent(bedrock, request(system=LONG, model="meta.llama3-70b-instruct-v1:0"))
     assert body["system"] == [{"text": LONG}]
+
+
+async def test_tool_turns_in_a_request_without_tools_go_as_text(bedrock: BedrockWire) -> None:
+    """Converse refuses toolUse and toolResult blocks when no tools are offered."""
+    body = await sent(bedrock, request(
+        *transcript(),
+        Message("tool", "tool 'population' failed: LookupError: down", tool_call_id="tu_2",
+                name="population", is_error=True),
+    ))
+    assert body["messages"] == [
+        {"role": "user", "content": [{"text": "How many people live in Paris?"}]},
+        {"role": "assistant", "content": [
+            {"text": '[tool call tu_1: population({"city": "Paris"})]'}]},
+        {"role": "user", "content": [
+            {"text": "[result of tool call tu_1 (population)]: 2.1 million"},
+            {"text": "[result of tool call tu_2 (population) (failed)]: tool 'population' "
+                     "failed: LookupError: down"}]},
+    ]
+    assert "toolConfig" not in body
