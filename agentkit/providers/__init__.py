@@ -1,11 +1,12 @@
 """Real models: Anthropic's Messages API, OpenAI's Responses API, (OpenAI-compatible)
-Chat Completions, and Gemini (the Gemini API and Vertex AI).
+Chat Completions, Gemini (the Gemini API and Vertex AI) and Amazon Bedrock's Converse API.
 
 Each provider needs its SDK (``pip install "agentkit-framework[anthropic]"``,
-``[openai]`` or ``[google]``), imported only when a provider is built.
+``[openai]``, ``[google]`` or ``[bedrock]``), imported only when a provider is built.
 """
 
 from agentkit.providers.anthropic import AnthropicLLM
+from agentkit.providers.bedrock import BedrockLLM
 from agentkit.providers.factory import llm_for
 from agentkit.providers.gemini import GeminiLLM
 from agentkit.providers.openai import OpenAILLM
@@ -14,6 +15,7 @@ from agentkit.providers.spec import ModelSpec, parse_model_spec
 
 __all__ = [
     "AnthropicLLM",
+    "BedrockLLM",
     "GeminiLLM",
     "ModelSpec",
     "OpenAILLM",

@@ -135,3 +135,6 @@ def gemini(wire: WireServer) -> Any:
     from .fake_gemini import google_llm  # needs google-genai, which only these tests use
 
     return wire, google_llm(wire)
+
+
+from .fake_bedrock import bedrock, bedrock_server  # noqa: E402, F401  (fixtures)
