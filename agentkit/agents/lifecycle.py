@@ -3,7 +3,8 @@
 Every engine goes through these functions: ``Agent`` (in-process), the delegated runs
 of :mod:`agentkit.agents.nested`, and the Temporal workflow, which builds its run with
 :func:`fresh_state`, hands it its own effects and calls :func:`decide` and
-:func:`advance` like the others. A run is *claimed* by its first save: a
+:func:`advance` like the others; ``Workflow`` loads and claims its own checkpoints with
+:func:`load_checkpoint` and :func:`claim_checkpoint`. A run is *claimed* by its first save: a
 compare-and-set over the checkpoint version it loaded, so of two workers that open,
 resume or recover the same run at once, one goes on and the other is refused with
 :class:`~agentkit.core.contracts.errors.RunNotResumable`.
