@@ -309,6 +309,11 @@ class Agent:
         key: str | None = None,
     ) -> AgentResult:
         opening = opening or Opening()
+        route = getattr(ctx.llm, "llm_for_model", None)
+        if route is not None:
+            # Several providers (a ModelRouter): a spec the context cannot serve fails
+            # here, before anything is saved or sent, rather than at the first model call.
+            route(self.model, ctx)
         checkpointer = _checkpointer(ctx)
         # A delegated run's key names the call that starts it: starting that call
         # again starts the sub-run afresh (after a crash, _continue_at continues it).
