@@ -12,7 +12,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from agentkit.core.contracts.errors import UnsupportedMedia, UnsupportedSetting
+from agentkit.core.contracts.errors import UnsupportedMedia, UnsupportedSchema, UnsupportedSetting
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.types import ChatRequest, Message, ToolCall, ToolSchema
 from agentkit.providers._gemini_schema import gemini_parameters
@@ -39,6 +39,10 @@ through the Files API and a file URI)."""
 
 # Thinking budgets for Reasoning(effort=...) on models that take a budget (Gemini 2.5).
 _BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+
+_NO_JSON_SCHEMA = ("gemini-1", "gemini-2.0")
+"""Gemini models that take a response schema only in the older OpenAPI form
+(``response_schema``), not as JSON Schema (``response_json_schema``, from Gemini 2.5)."""
 # Models without a thinking setting at all.
 _NO_THINKING = ("gemini-2.0", "gemini-1.5", "gemini-1.0")
 
@@ -193,6 +197,7 @@ def gemini_config(
         "tool_config": _tool_config(request, provider),
     }
     config.update((name, value) for name, value in wanted.items() if value is not None)
+    config.update(_output_format(request, model, provider))
     if settings.extra:
         unknown = sorted(set(settings.extra) - config_fields)
         if unknown:
@@ -202,6 +207,25 @@ def gemini_config(
             )
         config.update(extra_fields(settings.extra, config, provider))
     return config
+
+
+def _output_format(request: ChatRequest, model: str, provider: str) -> dict[str, Any]:
+    """``Agent(output=...)``'s schema as Gemini's JSON mode, where Gemini honours it as
+    written; otherwise nothing, and agentkit's validation and repair turn alone hold the
+    answer to the schema (as they do behind the JSON mode too).
+
+    Not sent beside tools (Gemini 2.5 does not combine a response schema with function
+    calling), to models before Gemini 2.5, or for a schema outside the subset Gemini
+    honours, which would be read as a looser one.
+    """
+    schema = request.output_schema
+    if schema is None or request.tools or model.startswith(_NO_JSON_SCHEMA):
+        return {}
+    try:
+        honoured = gemini_parameters("output", schema, provider)
+    except UnsupportedSchema:
+        return {}
+    return {"response_mime_type": "application/json", "response_json_schema": honoured}
 
 
 def gemini_tools(tools: tuple[ToolSchema, ...], provider: str = "google") -> list[dict[str, Any]]:
