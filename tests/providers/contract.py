@@ -9,6 +9,7 @@ the tool results the model was sent, so a case is written once and holds for eac
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -66,6 +67,27 @@ class ProviderWire(Protocol):
     def results(self, body: Any) -> list[tuple[str, bool | None]]:
         """The tool results of ``body``'s last message: their text, and whether each is
         flagged as an error (None where the wire has no such flag)."""
+
+    def settings(self, body: Any) -> dict[str, Any]:
+        """The ``ModelSettings`` fields ``body`` carries, by their agentkit names
+        (``temperature``, ``top_p``, ``seed``, ``max_tokens``, ``stop``)."""
+
+    def images(self, body: Any) -> list[bytes]:
+        """The bytes of every image sent inline in ``body``'s last message."""
+
+
+class ReasoningWire(ProviderWire, Protocol):
+    """A provider whose replies carry opaque reasoning state to send back."""
+
+    thinker: str
+    """A model id that reasons on this provider."""
+
+    def think(self, thought: str, state: str, call: Call) -> None:
+        """Script a reply that reasons (``thought``, with opaque ``state``: a signature,
+        encrypted content, as base64) and then asks for ``call``."""
+
+    def states(self, body: Any) -> list[str]:
+        """The opaque reasoning states ``body`` sends back, as base64."""
 
 
 @dataclass
@@ -151,6 +173,27 @@ class Anthropic:
                 found.append((text, bool(block.get("is_error", False))))
         return found
 
+    def settings(self, body: Any) -> dict[str, Any]:
+        return _named(body, {"temperature": "temperature", "top_p": "top_p", "seed": "seed",
+                             "max_tokens": "max_tokens", "stop_sequences": "stop"})
+
+    def images(self, body: Any) -> list[bytes]:
+        return [_b64(block["source"]["data"]) for block in body["messages"][-1]["content"]
+                if block["type"] == "image"]
+
+    @property
+    def thinker(self) -> str:
+        return self.model
+
+    def think(self, thought: str, state: str, call: Call) -> None:
+        self._message([{"type": "thinking", "thinking": thought, "signature": state},
+                       {"type": "tool_use", "id": call[0], "name": call[1], "input": call[2]}],
+                      "tool_use")
+
+    def states(self, body: Any) -> list[str]:
+        return [block["signature"] for message in body["messages"]
+                if message["role"] == "assistant" and isinstance(message["content"], list)
+                for block in message["content"] if block["type"] == "thinking"]
 
 @dataclass
 class OpenAIChat:
@@ -220,6 +263,14 @@ class OpenAIChat:
             found.insert(0, (message["content"], None))
         return found
 
+    def settings(self, body: Any) -> dict[str, Any]:
+        return _named(body, {"temperature": "temperature", "top_p": "top_p", "seed": "seed",
+                             "max_tokens": "max_tokens", "max_completion_tokens": "max_tokens",
+                             "stop": "stop"})
+
+    def images(self, body: Any) -> list[bytes]:
+        return [_data_url(part["image_url"]["url"])
+                for part in body["messages"][-1]["content"] if part["type"] == "image_url"]
 
 @dataclass
 class OpenAIResponses:
@@ -284,6 +335,24 @@ class OpenAIResponses:
             found.insert(0, (text, None))
         return found
 
+    def settings(self, body: Any) -> dict[str, Any]:
+        return _named(body, {"temperature": "temperature", "top_p": "top_p", "seed": "seed",
+                             "max_output_tokens": "max_tokens", "stop": "stop"})
+
+    def images(self, body: Any) -> list[bytes]:
+        return [_data_url(part["image_url"]) for part in body["input"][-1]["content"]
+                if part["type"] == "input_image"]
+
+    thinker: str = "gpt-5"
+
+    def think(self, thought: str, state: str, call: Call) -> None:
+        self.wire.reply(r.reply([r.reasoning("rs_1", thought, state),
+                                 r.call(call[0], call[1], call[2], "fc_1")],
+                                usage=self._usage((10, 5)), model=self.thinker))
+
+    def states(self, body: Any) -> list[str]:
+        return [item["encrypted_content"] for item in body["input"]
+                if item.get("type") == "reasoning"]
 
 @dataclass
 class Gemini:
@@ -330,6 +399,28 @@ class Gemini:
             found.append((response.get("output", response.get("error")), "error" in response))
         return found
 
+    def settings(self, body: Any) -> dict[str, Any]:
+        return _named(body.get("generationConfig", {}), {
+            "temperature": "temperature", "topP": "top_p", "seed": "seed",
+            "maxOutputTokens": "max_tokens", "stopSequences": "stop"})
+
+    def images(self, body: Any) -> list[bytes]:
+        return [_b64(part["inlineData"]["data"]) for part in body["contents"][-1]["parts"]
+                if "inlineData" in part]
+
+    @property
+    def thinker(self) -> str:
+        return self.model
+
+    def think(self, thought: str, state: str, call: Call) -> None:
+        self.wire.reply(g.reply([{"text": thought, "thought": True},
+                                 {"functionCall": {"name": call[1], "args": call[2]},
+                                  "thoughtSignature": state}]))
+
+    def states(self, body: Any) -> list[str]:
+        return [base64.b64encode(_b64(part["thoughtSignature"])).decode()
+                for content in body["contents"] if content["role"] == "model"
+                for part in content["parts"] if "thoughtSignature" in part]
 
 @dataclass
 class Bedrock:
@@ -402,3 +493,44 @@ class Bedrock:
                 text = "".join(part.get("text", "") for part in result["content"])
                 found.append((text, result["status"] == "error"))
         return found
+
+    def settings(self, body: Any) -> dict[str, Any]:
+        return _named(body.get("inferenceConfig", {}), {
+            "temperature": "temperature", "topP": "top_p", "maxTokens": "max_tokens",
+            "stopSequences": "stop"})
+
+    def images(self, body: Any) -> list[bytes]:
+        return [_b64(block["image"]["source"]["bytes"])
+                for block in body["messages"][-1]["content"] if "image" in block]
+
+    @property
+    def thinker(self) -> str:
+        return self.model
+
+    def think(self, thought: str, state: str, call: Call) -> None:
+        self.server.reply(converse_reply(
+            [{"reasoningContent": {"reasoningText": {"text": thought, "signature": state}}},
+             {"toolUse": {"toolUseId": call[0], "name": call[1], "input": call[2]}}],
+            stop="tool_use"))
+
+    def states(self, body: Any) -> list[str]:
+        return [block["reasoningContent"]["reasoningText"]["signature"]
+                for message in body["messages"] if message["role"] == "assistant"
+                for block in message["content"] if "reasoningContent" in block]
+
+def _named(fields: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """The wire's fields in ``names``, under agentkit's names for them."""
+    return {ours: fields[wire] for wire, ours in names.items() if wire in fields}
+
+
+def _b64(text: str) -> bytes:
+    # Either alphabet, padded or not: google-genai sends bytes as unpadded URL-safe
+    # base64, as its pydantic models serialise them.
+    padded = text + "=" * (-len(text) % 4)
+    return base64.urlsafe_b64decode(padded.replace("+", "-").replace("/", "_"))
+
+
+def _data_url(url: str) -> bytes:
+    head, _, data = url.partition(",")
+    assert head.endswith(";base64"), url
+    return _b64(data)

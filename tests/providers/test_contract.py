@@ -16,11 +16,13 @@ import pytest
 from agentkit import make_ctx
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
-from agentkit.core.contracts.errors import ProviderError
+from agentkit.core.contracts.errors import ProviderError, UnsupportedSetting
+from agentkit.core.contracts.media import Image
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
+    ModelSettings,
     TextDelta,
     ToolCallDelta,
     Usage,
@@ -30,15 +32,21 @@ from agentkit.core.testing import make_test_ctx
 from agentkit.tools import tool
 
 from .conftest import WireServer
-from .contract import Anthropic, Bedrock, Gemini, OpenAIChat, OpenAIResponses, ProviderWire
+from .contract import (
+    Anthropic,
+    Bedrock,
+    Gemini,
+    OpenAIChat,
+    OpenAIResponses,
+    ProviderWire,
+    ReasoningWire,
+)
 
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
 PROVIDERS = ["anthropic", "openai-chat", "openai", "google", "bedrock"]
 
 
-@pytest.fixture(params=PROVIDERS)
-def provider(request: pytest.FixtureRequest) -> ProviderWire:
-    """Each provider's LLM on its fake server, behind the one adapter shape."""
-    name = request.param
+def _wired(name: str, request: pytest.FixtureRequest) -> Any:
     if name == "bedrock":
         wired = request.getfixturevalue("bedrock")  # its own server and AWS environment
         return Bedrock(wired.server, wired.llm)
@@ -60,6 +68,21 @@ def provider(request: pytest.FixtureRequest) -> ProviderWire:
     from .fake_gemini import google_llm
 
     return Gemini(wire, google_llm(wire))
+
+
+@pytest.fixture(params=PROVIDERS)
+def provider(request: pytest.FixtureRequest) -> ProviderWire:
+    """Each provider's LLM on its fake server, behind the one adapter shape."""
+    wired: ProviderWire = _wired(request.param, request)
+    return wired
+
+
+@pytest.fixture(params=[p for p in PROVIDERS if p != "openai-chat"])
+def reasoner(request: pytest.FixtureRequest) -> ReasoningWire:
+    """Each provider that sends reasoning state to be sent back (Chat Completions has
+    none)."""
+    wired: ReasoningWire = _wired(request.param, request)
+    return wired
 
 
 @tool(side_effecting=False, idempotent=True)
@@ -200,3 +223,48 @@ async def test_http_failures_are_classified_and_keep_the_apis_message(
     error = caught.value
     assert (error.provider, error.status, error.transient) == (provider.reports, status, transient)
     assert "the API's own words" in str(error)
+
+
+SETTINGS = [("temperature", 0.25), ("top_p", 0.5), ("seed", 7), ("max_tokens", 321),
+            ("stop", ["END"])]
+
+
+@pytest.mark.parametrize(("setting", "value"), SETTINGS, ids=[s for s, _ in SETTINGS])
+async def test_a_setting_is_sent_or_refused_before_sending_never_dropped(
+    provider: ProviderWire, setting: str, value: Any
+) -> None:
+    provider.answer("ok")
+    try:
+        await chat(provider, settings=ModelSettings(**{setting: value}))
+    except UnsupportedSetting as refused:
+        assert (refused.provider, refused.setting) == (provider.reports, setting)
+        assert provider.requests() == []
+    else:
+        assert provider.settings(provider.requests()[0]).get(setting) == value
+
+
+async def test_an_image_in_a_user_message_is_sent_as_its_bytes(provider: ProviderWire) -> None:
+    provider.answer("A red square.")
+    picture = Message("user", "What is this?", attachments=(Image(PNG, "image/png"),))
+    request = ChatRequest(model=provider.model, messages=(picture,))
+    result = await provider.llm.chat(request, make_test_ctx(llm=provider.llm))
+    assert result.content == "A red square."
+    assert provider.images(provider.requests()[0]) == [PNG]
+
+
+async def test_reasoning_state_goes_back_to_the_provider_with_the_call(
+    reasoner: ReasoningWire,
+) -> None:
+    """What the model thought before a call, with its opaque state, rides on the
+    assistant message and is sent back verbatim on the request with the call's result."""
+    reasoner.think("The census figure is what counts.", "c2lnbmVkLTE=",
+                   ("call_a", "city_population", {"city": "Lisbon"}))
+    reasoner.answer("About 545,000.")
+    agent = Agent(name="atlas", model=reasoner.thinker, prompt="You answer questions.",
+                  cognition=ReActCognition(tools=[city_population]))
+    result = await agent.run("How big is Lisbon?", make_ctx(reasoner.llm))
+    assert result.output == "About 545,000."
+    first, second = reasoner.requests()
+    assert (reasoner.states(first), reasoner.states(second)) == ([], ["c2lnbmVkLTE="])
+    (turn,) = [m for m in result.messages if m.role == "assistant" and m.tool_calls]
+    assert [p.text for p in turn.reasoning] == ["The census figure is what counts."]
