@@ -249,8 +249,7 @@ class OpenAIChat:
         self.wire.reply(Reply(raw=b"{not json"))
 
     def failure(self, status: int, message: str) -> None:
-        self.wire.reply(Reply(status, {"error": {"message": message, "type": "error",
-                                                 "param": None, "code": None}}))
+        self.wire.reply(_openai_error(status, message))
 
     def requests(self) -> list[Any]:
         return self.wire.bodies()
@@ -318,8 +317,7 @@ class OpenAIResponses:
         self.wire.reply(Reply(raw=b"{not json"))
 
     def failure(self, status: int, message: str) -> None:
-        self.wire.reply(Reply(status, {"error": {"message": message, "type": "error",
-                                                 "param": None, "code": None}}))
+        self.wire.reply(_openai_error(status, message))
 
     def requests(self) -> list[Any]:
         return [r.check_request(body) for body in self.wire.bodies()]
@@ -517,6 +515,12 @@ class Bedrock:
         return [block["reasoningContent"]["reasoningText"]["signature"]
                 for message in body["messages"] if message["role"] == "assistant"
                 for block in message["content"] if "reasoningContent" in block]
+
+def _openai_error(status: int, message: str) -> Reply:
+    """An error as both OpenAI APIs send one."""
+    return Reply(status, {"error": {"message": message, "type": "error", "param": None,
+                                    "code": None}})
+
 
 def _named(fields: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
     """The wire's fields in ``names``, under agentkit's names for them."""

@@ -29,8 +29,8 @@ from agentkit.core.contracts.types import (
 )
 from agentkit.core.policies import DEFAULT_PRICES
 from agentkit.core.testing import make_test_ctx
-from agentkit.tools import tool
 
+from .cities import broken_lookup, city_population
 from .conftest import WireServer
 from .contract import (
     Anthropic,
@@ -84,17 +84,6 @@ def reasoner(request: pytest.FixtureRequest) -> ReasoningWire:
     wired: ReasoningWire = _wired(request.param, request)
     return wired
 
-
-@tool(side_effecting=False, idempotent=True)
-def city_population(city: str) -> int:
-    """Look up the most recent census population for a named city."""
-    return {"lisbon": 545_000, "porto": 231_000}.get(city.lower(), 0)
-
-
-@tool(side_effecting=False)
-def broken_lookup(code: str) -> str:
-    """Look up an airport by its code; this one always fails, for tests."""
-    raise RuntimeError("airport database offline")
 
 
 def ask(provider: ProviderWire, **fields: Any) -> ChatRequest:

@@ -31,6 +31,7 @@ from agentkit.core.testing import make_test_ctx
 from agentkit.providers import GeminiLLM
 from agentkit.tools import tool
 
+from .cities import broken_lookup, city_population
 from .conftest import Reply, WireServer
 from .fake_gemini import (
     MODEL,
@@ -47,17 +48,6 @@ Gemini = tuple[WireServer, GeminiLLM]
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 PDF = b"%PDF-1.7\n%fake\n"
 
-
-@tool(side_effecting=False, idempotent=True)
-def city_population(city: str) -> int:
-    """Look up the most recent census population for a named city."""
-    return {"lisbon": 545_000, "porto": 231_000}.get(city.lower(), 0)
-
-
-@tool(side_effecting=False)
-def broken_lookup(code: str) -> str:
-    """Look up an airport by its code; this one always fails, for tests."""
-    raise RuntimeError("airport database offline")
 
 
 def agent() -> Agent:

@@ -16,7 +16,7 @@ from agentkit.core.testing import FakeLLM, RecordingTracer
 from agentkit.providers import AnthropicLLM
 from agentkit.tools import as_tool
 
-from .conftest import Reply, WireServer
+from .conftest import Reply, WireServer, serving
 from .fake_gemini import MODEL as GEMINI
 from .fake_gemini import bodies, google_llm, reply, usage
 
@@ -25,13 +25,8 @@ CLAUDE = "claude-sonnet-4-6"
 
 @pytest.fixture
 def wire2() -> Iterator[WireServer]:
-    server = WireServer()
-    server.thread.start()
-    try:
-        yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
+    """A second server, for a second provider."""
+    yield from serving()
 
 
 def claude_reply(content: list[dict[str, Any]], stop: str) -> Reply:
