@@ -201,35 +201,39 @@ async def test_a_reply_that_is_not_json_is_a_malformed_reply(provider: ProviderW
         provider.reports, "malformed_reply", True)
 
 
-@pytest.mark.parametrize(("status", "transient"), [(429, True), (500, True), (503, True),
-                                                   (400, False)])
 async def test_http_failures_are_classified_and_keep_the_apis_message(
-    provider: ProviderWire, status: int, transient: bool
+    provider: ProviderWire,
 ) -> None:
-    provider.failure(status, "the API's own words")
-    with pytest.raises(ProviderError) as caught:
-        await chat(provider)
-    error = caught.value
-    assert (error.provider, error.status, error.transient) == (provider.reports, status, transient)
-    assert "the API's own words" in str(error)
+    for status in (429, 500, 503, 400):
+        provider.failure(status, f"the API's own words ({status})")
+    found = []
+    for _ in range(4):
+        with pytest.raises(ProviderError) as caught:
+            await chat(provider)
+        error = caught.value
+        found.append((error.provider, error.status, error.transient,
+                      f"the API's own words ({error.status})" in str(error)))
+    assert found == [(provider.reports, 429, True, True), (provider.reports, 500, True, True),
+                     (provider.reports, 503, True, True), (provider.reports, 400, False, True)]
 
 
 SETTINGS = [("temperature", 0.25), ("top_p", 0.5), ("seed", 7), ("max_tokens", 321),
             ("stop", ["END"])]
 
 
-@pytest.mark.parametrize(("setting", "value"), SETTINGS, ids=[s for s, _ in SETTINGS])
 async def test_a_setting_is_sent_or_refused_before_sending_never_dropped(
-    provider: ProviderWire, setting: str, value: Any
+    provider: ProviderWire,
 ) -> None:
-    provider.answer("ok")
-    try:
-        await chat(provider, settings=ModelSettings(**{setting: value}))
-    except UnsupportedSetting as refused:
-        assert (refused.provider, refused.setting) == (provider.reports, setting)
-        assert provider.requests() == []
-    else:
-        assert provider.settings(provider.requests()[0]).get(setting) == value
+    for setting, value in SETTINGS:
+        sent = len(provider.requests())
+        provider.answer("ok")  # a refused setting leaves it for the next one
+        try:
+            await chat(provider, settings=ModelSettings(**{setting: value}))
+        except UnsupportedSetting as refused:
+            assert (refused.provider, refused.setting) == (provider.reports, setting)
+            assert len(provider.requests()) == sent, f"{setting} was refused after sending"
+        else:
+            assert provider.settings(provider.requests()[-1]).get(setting) == value, setting
 
 
 async def test_an_image_in_a_user_message_is_sent_as_its_bytes(provider: ProviderWire) -> None:
