@@ -311,9 +311,11 @@ class Agent:
         opening = opening or Opening()
         route = getattr(ctx.llm, "llm_for_model", None)
         if route is not None:
-            # Several providers (a ModelRouter): a spec the context cannot serve fails
-            # here, before anything is saved or sent, rather than at the first model call.
-            route(self.model, ctx)
+            # Several providers (a ModelRouter): a spec the context cannot serve, this
+            # agent's or one it delegates to, fails here, before anything is saved or
+            # sent, rather than reaching the model as a failed tool call.
+            for model in _models(self):
+                route(model, ctx)
         checkpointer = _checkpointer(ctx)
         # A delegated run's key names the call that starts it: starting that call
         # again starts the sub-run afresh (after a crash, _continue_at continues it).
@@ -572,3 +574,22 @@ async def _events(
     finally:
         if not task.done():
             task.cancel()
+
+
+def _models(agent: Agent) -> list[str]:
+    """The model specs of ``agent`` and of every agent it delegates to through
+    ``as_tool``, each once, in the order they are found."""
+    found: list[str] = []
+    seen: set[int] = set()
+    todo: list[Any] = [agent]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        model = getattr(current, "model", None)
+        if isinstance(model, str) and model not in found:
+            found.append(model)
+        tools = getattr(getattr(current, "cognition", None), "tools", None) or ()
+        todo.extend(d for t in tools if (d := getattr(t, "delegate", None)) is not None)
+    return found

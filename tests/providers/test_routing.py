@@ -167,3 +167,15 @@ def test_one_llm_or_several_providers_not_both() -> None:
         "make_ctx: pass one llm, or providers={...} for several, not both; with providers= "
         "an agent picks its provider by its model spec (google:gemini-2.5-flash)"
     )
+
+
+async def test_a_delegated_agents_spec_is_checked_when_the_top_run_starts() -> None:
+    """A sub-agent's unservable spec is a configuration mistake, not something the model
+    should be told as a failed tool call: the run that delegates to it does not start."""
+    claude = FakeLLM("never asked")
+    ctx = make_ctx(providers={"google": FakeLLM("billing"), "anthropic": claude})
+    with pytest.raises(UnservedModel) as refused:
+        await main_agent(helper=triage(GEMINI)).run("I was charged twice", ctx)
+    assert refused.value.model == GEMINI
+    assert str(refused.value).endswith("e.g. 'google:gemini-2.5-flash'")
+    assert claude.requests == []
