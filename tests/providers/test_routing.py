@@ -179,3 +179,30 @@ async def test_a_delegated_agents_spec_is_checked_when_the_top_run_starts() -> N
     assert refused.value.model == GEMINI
     assert str(refused.value).endswith("e.g. 'google:gemini-2.5-flash'")
     assert claude.requests == []
+
+
+async def test_a_stream_broken_mid_answer_names_the_provider_that_broke(
+    wire: WireServer,
+) -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    wire.reply(Reply(events=[
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_s", "type": "message", "role": "assistant", "model": CLAUDE,
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 20, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": "Sent to "}}),
+        ("error", overloaded),
+    ]))
+    ctx = make_ctx(providers={
+        "anthropic": AnthropicLLM(api_key="k", base_url=wire.url, max_retries=0),
+        "google": FakeLLM("billing"),
+    })
+    with pytest.raises(ProviderError) as broken:
+        async for _ in Agent(name="desk", model=f"anthropic:{CLAUDE}", prompt="p").stream(
+            "I was charged twice", ctx
+        ):
+            pass
+    assert (broken.value.kind, broken.value.provider) == ("stream_interrupted", "anthropic")
