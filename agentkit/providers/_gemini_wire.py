@@ -12,10 +12,11 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from agentkit.core.contracts.errors import UnsupportedMedia, UnsupportedSchema, UnsupportedSetting
+from agentkit.core.contracts.errors import UnsupportedSchema, UnsupportedSetting
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.types import ChatRequest, Message, ToolCall, ToolSchema
 from agentkit.providers._gemini_schema import gemini_parameters
+from agentkit.providers._media import check_size, refuse
 from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.tools.declarations.adapt import thaw
 
@@ -56,14 +57,11 @@ def signature(state: Mapping[str, Any], key: str = "thought_signature") -> bytes
 def _media_part(media: Media, provider: str, where: str) -> dict[str, Any]:
     accepted = f"{', '.join(sorted(MEDIA_TYPES))} (inline or by URL)"
     if media.mime_type not in MEDIA_TYPES:
-        raise UnsupportedMedia(provider, media.mime_type, accepted, where=where)
+        raise refuse(provider, media, accepted, where)
     if media.url is not None:
         return {"file_data": {"file_uri": media.url, "mime_type": media.mime_type}}
-    if len(media.data) > INLINE_LIMIT:
-        raise UnsupportedMedia(
-            provider, media.mime_type, accepted, where=where,
-            limit=f"{len(media.data):,} bytes inline is over Gemini's 20 MB request limit",
-        )
+    check_size(provider, media, INLINE_LIMIT, "Gemini takes inline data of at most 20 MB a "
+               "request", accepted, where)
     return {"inline_data": {"data": media.data, "mime_type": media.mime_type}}
 
 
@@ -117,7 +115,7 @@ def gemini_contents(
             out.append({"role": role, "parts": parts})
 
     for i, message in enumerate(messages):
-        where = f"messages[{i}]"
+        where = f"messages[{i}] ({message.role})"
         if message.role == "assistant":
             calls.update((call.id, call) for call in message.tool_calls)
             add("model", _model_parts(message, provider))
