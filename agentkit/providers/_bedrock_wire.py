@@ -36,6 +36,7 @@ from agentkit.providers._prompt_cache import (
     select_marks,
 )
 from agentkit.providers._settings import tool_choice
+from agentkit.providers._turns import append_turn
 from agentkit.tools.declarations.adapt import thaw
 
 __all__ = ["PROVIDER", "base_model", "converse_params"]
@@ -124,12 +125,10 @@ def _messages(messages: tuple[Message, ...], *, tools: bool) -> list[dict[str, A
     media = _MediaCount()
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
-            return
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
+        # A message with nothing for Converse (only another provider's reasoning, say)
+        # makes no turn.
+        if blocks:
+            append_turn(out, role, blocks)
 
     for i, message in enumerate(messages):
         where = f"messages[{i}] ({message.role})"

@@ -18,6 +18,7 @@ from agentkit.core.contracts.types import ChatRequest, Message, ToolCall, ToolSc
 from agentkit.providers._gemini_schema import gemini_parameters
 from agentkit.providers._media import check_size, refuse
 from agentkit.providers._settings import extra_fields, tool_choice
+from agentkit.providers._turns import append_turn
 from agentkit.tools.declarations.adapt import thaw
 
 __all__ = [
@@ -109,10 +110,7 @@ def gemini_contents(
     out: list[dict[str, Any]] = []
 
     def add(role: str, parts: list[dict[str, Any]]) -> None:
-        if out and out[-1]["role"] == role:
-            out[-1]["parts"].extend(parts)
-        else:
-            out.append({"role": role, "parts": parts})
+        append_turn(out, role, parts, "parts")
 
     for i, message in enumerate(messages):
         where = f"messages[{i}] ({message.role})"
