@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 
 from agentkit.core.contracts.errors import UnservedModel
-from agentkit.core.contracts.ports import LLM
+from agentkit.core.contracts.ports import LLM, ModelRouter
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent
 from agentkit.providers.factory import llm_for
 from agentkit.providers.spec import _PROVIDERS, parse_model_spec
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["route_models"]
 
 
-def route_models(providers: Mapping[str, LLM] | None = None) -> LLM:
+def route_models(providers: Mapping[str, LLM] | None = None) -> ModelRouter:
     """An LLM that sends each request to the provider its model spec names.
 
     ``providers`` maps provider names (the ``PROVIDER`` of ``PROVIDER:MODEL``:
