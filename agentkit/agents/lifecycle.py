@@ -215,6 +215,37 @@ async def _claim(run: AgentRun, refusal: str) -> None:
         raise RunNotResumable(run.run_id, refusal) from None
 
 
+def check_models(agent: Any, ctx: RunContext) -> None:
+    """With several providers on the context (a ``ModelRouter``), a model spec the context
+    cannot serve, ``agent``'s or one of an agent it delegates to through ``as_tool``,
+    fails here, before anything is saved or sent, rather than reaching the model as a
+    failed tool call."""
+    route = getattr(ctx.llm, "llm_for_model", None)
+    if route is None:
+        return
+    for model in _models(agent):
+        route(model, ctx)
+
+
+def _models(agent: Any) -> list[str]:
+    """The model specs of ``agent`` and of every agent it delegates to through
+    ``as_tool``, each once, in the order they are found."""
+    found: list[str] = []
+    seen: set[int] = set()
+    todo: list[Any] = [agent]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        model = getattr(current, "model", None)
+        if isinstance(model, str) and model not in found:
+            found.append(model)
+        tools = getattr(getattr(current, "cognition", None), "tools", None) or ()
+        todo.extend(d for t in tools if (d := getattr(t, "delegate", None)) is not None)
+    return found
+
+
 async def open_run(
     agent: LifecycleAgent,
     task: str,
@@ -227,6 +258,8 @@ async def open_run(
     """Open and claim a new run of ``agent`` on ``task``; ``key`` names a delegated
     run's checkpoint (starting that call again, after a crash, starts it afresh)."""
     opening = opening or Opening()
+    if key is None:
+        check_models(agent, ctx)
     checkpointer = checkpointer_for(ctx)
     fresh = key is not None
     key = key or _top_key(agent, ctx)

@@ -220,6 +220,25 @@ class ProviderError(AgentkitError):
         super().__init__(message)
 
 
+class UnservedModel(ProviderError, LookupError):
+    """An agent's model names a provider its context neither holds nor can build, or
+    names none where the context holds several: refused before the run starts.
+
+    ``available`` lists the providers the context holds (built or given).
+    """
+
+    def __init__(
+        self, model: str, reason: str, *, available: tuple[str, ...], run_id: str | None = None
+    ) -> None:
+        self.model = model
+        self.reason = reason
+        self.available = available
+        self.run_id = run_id
+        where = f"run {run_id}: " if run_id else ""
+        super().__init__(f"{where}model {model!r} {reason}", provider="routing",
+                         transient=False, kind="unserved_model")
+
+
 class UnsupportedSetting(ProviderError, ValueError):
     """A provider cannot honour a :class:`ModelSettings` field, so it refuses the request
     before sending it rather than dropping the setting silently."""

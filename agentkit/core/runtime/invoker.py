@@ -81,7 +81,8 @@ def _interrupted(ctx: RunContext, delivered: int, error: Exception) -> ProviderE
         f"the model stream broke after {delivered} delta(s) had been delivered "
         f"({type(error).__name__}: {error}); retrying would deliver them twice, so it is not "
         "retried. Run the turn again, or use chat(), which can be retried safely",
-        provider=type(ctx.llm).__name__,
+        # The provider that broke names itself; behind a router ctx.llm would not.
+        provider=getattr(error, "provider", None) or type(ctx.llm).__name__,
         transient=False,
         kind="stream_interrupted",
     )
