@@ -14,11 +14,14 @@ a run for little to catch.
 from __future__ import annotations
 
 import asyncio
+import bisect
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agentkit.core.contracts.errors import VersionConflict
+from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, cursor_after, position_of
 from agentkit.state.codec import dumps, loads
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 
@@ -38,6 +41,10 @@ class InMemoryStore:
         self._logs: dict[str, list[str]] = {}
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._versioned: dict[str, tuple[Any, int]] = {}
+        # The run registry: records by run id, encoded like every other value, and
+        # their positions (created, run id) kept sorted, so a page is a bisect away.
+        self._runs: dict[str, tuple[RunRecord, str]] = {}
+        self._run_order: list[tuple[float, str]] = []
         self._clock = clock
 
     def _lookup(self, key: str) -> tuple[bool, Any]:
@@ -139,3 +146,38 @@ class InMemoryStore:
             raise VersionConflict(key, expected_version, version)
         self._versioned[key] = (value, version + 1)
         return version + 1
+
+    # -- run registry -------------------------------------------------------------------
+
+    async def put_run(self, record: RunRecord) -> None:
+        """Write the registry record of a run; an existing record's ``created`` is kept."""
+        known = self._runs.get(record.run_id)
+        if known is not None:
+            if known[0].created != record.created:
+                record = dataclasses.replace(record, created=known[0].created)
+        else:
+            bisect.insort(self._run_order, (record.created, record.run_id))
+        self._runs[record.run_id] = (record, dumps(record))
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The registry record of ``run_id``, or None."""
+        known = self._runs.get(run_id)
+        return None if known is None else loads(known[1], key=f"run {run_id}")
+
+    async def list_runs(self, query: RunQuery) -> RunPage:
+        """One page of runs matching ``query``, newest first."""
+        order = self._run_order
+        end = len(order) if query.cursor is None else bisect.bisect_left(
+            order, position_of(query.cursor)
+        )
+        found: list[str] = []
+        more = False
+        for at in range(end - 1, -1, -1):
+            if query.matches(self._runs[order[at][1]][0]):
+                if len(found) == query.limit:
+                    more = True
+                    break
+                found.append(order[at][1])
+        # Handed out decoded, as a durable store's rows are: a copy the caller may keep.
+        records = tuple(loads(self._runs[run_id][1], key=f"run {run_id}") for run_id in found)
+        return RunPage(records, cursor_after(records[-1]) if more else None)
