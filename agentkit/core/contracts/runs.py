@@ -54,7 +54,8 @@ class WaitingCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RecordedDecision:
-    """A decision a person made on a run: who decided what, and when."""
+    """A decision a person made on a run: who decided what, and when (a face appends
+    these to the run's decision log, beside its record, only for a decision that won)."""
 
     call_id: str
     """The path id decided."""
@@ -96,8 +97,6 @@ class RunRecord:
     """What the run cost, when its models are priced."""
     error: str | None = None
     """What went wrong, for a run that ended in an error."""
-    decisions: tuple[RecordedDecision, ...] = ()
-    """Every decision made on the run, oldest first."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,13 +25,7 @@ from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable, VersionConflict
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Audio, File, Image
-from agentkit.core.contracts.runs import (
-    RecordedDecision,
-    RunPage,
-    RunQuery,
-    RunRecord,
-    WaitingCall,
-)
+from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, WaitingCall
 from agentkit.core.contracts.types import LLMResult, Message, Scope, ToolCall, Usage
 from agentkit.core.policies.audit import AuditRecord
 from agentkit.state.codec import loads
@@ -564,8 +558,7 @@ async def test_a_run_record_round_trips_and_a_rewrite_keeps_when_it_was_created(
             WaitingCall(call_id="c1/s3", tool="refund", arguments=FrozenDict({"usd": 5}),
                         kind="approval", agents=("support", "billing"), since=1001.0),
         ),
-        usage=Usage(input_tokens=10, output_tokens=3), cost_usd=0.25,
-        decisions=(RecordedDecision(call_id="c0", decision="approve", by="ana", at=1000.75),),
+        usage=Usage(input_tokens=10, output_tokens=3), cost_usd=0.25, output={"a": [1]},
     )
     await store.put_run(waiting)
     assert await store.get_run("r1") == dataclasses.replace(waiting, created=1000.5)
