@@ -134,18 +134,20 @@ class RunContext:
         cancel: CancelToken | None = None,
         depth: int | None = None,
         tracer: Tracer | _Keep | None = _KEEP,
+        store: Store | None = None,
     ) -> RunContext:
         """A context for run ``run_id`` on the same services (model, store, invoker,
         checkpointer, tracer, observer, nesting limit).
 
         Everything not given is this context's: its scope, autonomy, budget, cancel
-        token, depth and tracer (a served run records its own trace). Resuming a run
-        from a fresh context keeps them all; a Temporal activity gives the run's own
-        scope, autonomy, budget and cancel token.
+        token, depth and tracer (a served run records its own trace), and its store
+        (``agentkit serve --store`` gives another; a checkpointer of its own stays).
+        Resuming a run from a fresh context keeps them all; a Temporal activity gives
+        the run's own scope, autonomy, budget and cancel token.
         """
         return RunContext(
             llm=self.llm,
-            store=self.store,
+            store=self.store if store is None else store,
             invoker=self.invoker,
             scope=self.scope if scope is None else scope,
             correlation_id=run_id,

@@ -238,6 +238,13 @@ def test_for_run_keeps_the_tracer_unless_the_run_records_its_own() -> None:
     assert base.for_run("run-7", tracer=None).tracer is None
 
 
+def test_for_run_takes_another_store_when_given_one() -> None:
+    base = make_test_ctx()
+    other = InMemoryStore()
+    assert base.for_run("run-8").store is base.store
+    assert base.for_run("run-9", store=other).store is other
+
+
 def test_child_is_for_run_one_level_deeper() -> None:
     parent = make_test_ctx(budget=Budget(max_calls=3))
     assert vars_of(parent.child()) == vars_of(
