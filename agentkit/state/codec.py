@@ -72,6 +72,8 @@ _AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.RecordedDecision": ("agentkit.core.contracts.runs", "RecordedDecision"),
     "agentkit.RunTrace": ("agentkit.state.traces", "RunTrace"),
     "agentkit.TraceSpan": ("agentkit.state.traces", "TraceSpan"),
+    "agentkit.Reasoning": ("agentkit.core.contracts.reasoning", "Reasoning"),
+    "agentkit.ReasoningPart": ("agentkit.core.contracts.reasoning", "ReasoningPart"),
     "agentkit.Image": ("agentkit.core.contracts.media", "Image"),
     "agentkit.Audio": ("agentkit.core.contracts.media", "Audio"),
     "agentkit.File": ("agentkit.core.contracts.media", "File"),
