@@ -125,20 +125,24 @@ def _plain(value: Any) -> bool:
 class TraceRecorder:
     """A tracer that keeps one run's spans, at most ``cap`` of them."""
 
-    def __init__(self, run_id: str, *, cap: int = MAX_SPANS) -> None:
+    def __init__(
+        self, run_id: str, *, cap: int = MAX_SPANS, earlier: RunTrace | None = None
+    ) -> None:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise ValueError(f"TraceRecorder(cap=...) must be a positive integer, got {cap!r}")
         self.run_id = run_id
         self.cap = cap
+        # A resumed run's trace goes on from what its earlier stretches recorded.
+        self._kept = () if earlier is None else earlier.spans
         self._spans: list[_Open] = []
-        self._dropped = 0
-        self._ids = itertools.count(1)
+        self._dropped = 0 if earlier is None else earlier.dropped
+        self._ids = itertools.count(1 + max((s.span_id for s in self._kept), default=0))
 
     def start_span(
         self, name: str, attributes: Mapping[str, Any] | None = None, parent: Span | None = None
     ) -> Span:
         """Open a span under ``parent``; past the cap, one that records nothing."""
-        if len(self._spans) >= self.cap:
+        if len(self._kept) + len(self._spans) >= self.cap:
             self._dropped += 1
             return _Dropped()
         inner = getattr(parent, "_span", parent)  # the runtime wraps spans in a guard
@@ -150,7 +154,7 @@ class TraceRecorder:
     def trace(self) -> RunTrace:
         """The spans so far as one value."""
         return RunTrace(
-            run_id=self.run_id, spans=tuple(s.value() for s in self._spans),
+            run_id=self.run_id, spans=(*self._kept, *(s.value() for s in self._spans)),
             dropped=self._dropped,
         )
 

@@ -51,6 +51,21 @@ def test_spans_past_the_cap_are_dropped_and_counted() -> None:
     assert TraceRecorder("r2").cap == MAX_SPANS == 2000
 
 
+def test_a_resumed_run_records_after_its_earlier_spans_within_one_cap() -> None:
+    first = TraceRecorder("r1", cap=3)
+    with open_span(first, "a"):
+        pass
+    earlier = first.trace()
+    again = TraceRecorder("r1", cap=3, earlier=earlier)
+    for name in ("b", "c", "d"):
+        with open_span(again, name):
+            pass
+    trace = again.trace()
+    assert [(s.span_id, s.name) for s in trace.spans] == [(1, "a"), (2, "b"), (3, "c")]
+    assert trace.spans[0] == earlier.spans[0]
+    assert trace.dropped == 1
+
+
 @pytest.mark.parametrize("cap", [0, -1, True, 1.5])
 def test_a_cap_that_is_not_a_positive_integer_is_refused(cap: object) -> None:
     with pytest.raises(ValueError) as info:
