@@ -8,7 +8,8 @@ durable store could not keep fails here too, in the test, with the same
 as it is from a database. Versioned slots (checkpoints) are kept by reference: a run
 writes one after every step, and their contents are agentkit's own types built from
 text the model and tools already produced, so encoding each would double the cost of
-a run for little to catch.
+a run for little to catch. Run registry records are kept by reference too, for the same
+reason (every run writes two; the lifecycle makes their output storable data first).
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ class InMemoryStore:
         self._logs: dict[str, list[str]] = {}
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._versioned: dict[str, tuple[Any, int]] = {}
-        # The run registry: records by run id, encoded like every other value, and
-        # their positions (created, run id) kept sorted, so a page is a bisect away.
-        self._runs: dict[str, tuple[RunRecord, str]] = {}
+        # The run registry: records by run id, by reference like checkpoints (frozen
+        # values, written twice per run), and their positions (created, run id) kept
+        # sorted, so a page is a bisect away.
+        self._runs: dict[str, RunRecord] = {}
         self._run_order: list[tuple[float, str]] = []
         self._clock = clock
 
@@ -153,16 +155,15 @@ class InMemoryStore:
         """Write the registry record of a run; an existing record's ``created`` is kept."""
         known = self._runs.get(record.run_id)
         if known is not None:
-            if known[0].created != record.created:
-                record = dataclasses.replace(record, created=known[0].created)
+            if known.created != record.created:
+                record = dataclasses.replace(record, created=known.created)
         else:
             bisect.insort(self._run_order, (record.created, record.run_id))
-        self._runs[record.run_id] = (record, dumps(record))
+        self._runs[record.run_id] = record
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The registry record of ``run_id``, or None."""
-        known = self._runs.get(run_id)
-        return None if known is None else loads(known[1], key=f"run {run_id}")
+        return self._runs.get(run_id)
 
     async def list_runs(self, query: RunQuery) -> RunPage:
         """One page of runs matching ``query``, newest first."""
@@ -170,14 +171,11 @@ class InMemoryStore:
         end = len(order) if query.cursor is None else bisect.bisect_left(
             order, position_of(query.cursor)
         )
-        found: list[str] = []
-        more = False
+        found: list[RunRecord] = []
         for at in range(end - 1, -1, -1):
-            if query.matches(self._runs[order[at][1]][0]):
+            record = self._runs[order[at][1]]
+            if query.matches(record):
                 if len(found) == query.limit:
-                    more = True
-                    break
-                found.append(order[at][1])
-        # Handed out decoded, as a durable store's rows are: a copy the caller may keep.
-        records = tuple(loads(self._runs[run_id][1], key=f"run {run_id}") for run_id in found)
-        return RunPage(records, cursor_after(records[-1]) if more else None)
+                    return RunPage(tuple(found), cursor_after(found[-1]))
+                found.append(record)
+        return RunPage(tuple(found))
