@@ -17,7 +17,10 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 
-__all__ = ["allowed_hosts", "allowed_origins", "is_loopback", "is_wildcard", "request_refusal"]
+__all__ = [
+    "allowed_hosts", "allowed_origins", "host_refusal", "is_loopback", "is_wildcard",
+    "origin_refusal",
+]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
@@ -69,12 +72,15 @@ def allowed_origins(hosts: Sequence[str], given: Sequence[str] | None) -> list[s
     return list(dict.fromkeys(given))
 
 
-def request_refusal(
-    host: str | None, origin: str | None, hosts: Sequence[str], origins: Sequence[str]
-) -> str | None:
-    """Why a request with these ``Host`` and ``Origin`` headers is refused, or None."""
+def host_refusal(host: str | None, hosts: Sequence[str]) -> str | None:
+    """Why a request with this ``Host`` header is refused (421), or None."""
     if host is None or host not in hosts:
         return f"Host header {host!r} is not one this server answers to: {list(hosts)}"
+    return None
+
+
+def origin_refusal(origin: str | None, origins: Sequence[str]) -> str | None:
+    """Why a browser request from this ``Origin`` is refused (403), or None."""
     if origin is not None and origin not in origins:
         return f"Origin {origin!r} may not call this server; allowed origins: {list(origins)}"
     return None
