@@ -24,6 +24,7 @@ _HOMES = {
     "EgressRefused": "agentkit.core.contracts.errors",
     "FakeLLM": "agentkit.core.testing.fake_llm",
     "HumanInputRequired": "agentkit.core.contracts.errors",
+    "InvalidDecision": "agentkit.core.contracts.errors",
     "ModelCallError": "agentkit.core.contracts.errors",
     "NotStorable": "agentkit.core.contracts.errors",
     "OutputCoercionError": "agentkit.core.contracts.errors",
@@ -49,6 +50,7 @@ _HOMES = {
     "UnsupportedSchema": "agentkit.core.contracts.errors",
     "UnsupportedSetting": "agentkit.core.contracts.errors",
     "VersionConflict": "agentkit.core.contracts.errors",
+    "WaitsForPerson": "agentkit.core.contracts.errors",
     "make_ctx": "agentkit.core.assembly",
     "make_test_ctx": "agentkit.core.testing.context",
     "tool": "agentkit.tools.function_tool",
@@ -65,6 +67,7 @@ __all__ = [
     "EgressRefused",
     "FakeLLM",
     "HumanInputRequired",
+    "InvalidDecision",
     "ModelCallError",
     "NotStorable",
     "OutputCoercionError",
@@ -90,6 +93,7 @@ __all__ = [
     "UnsupportedSchema",
     "UnsupportedSetting",
     "VersionConflict",
+    "WaitsForPerson",
     "__version__",
     "make_ctx",
     "make_test_ctx",
@@ -108,6 +112,7 @@ if TYPE_CHECKING:
         DepthLimitExceeded,
         EgressRefused,
         HumanInputRequired,
+        InvalidDecision,
         ModelCallError,
         NotStorable,
         OutputCoercionError,
@@ -128,6 +133,7 @@ if TYPE_CHECKING:
         UnsupportedSchema,
         UnsupportedSetting,
         VersionConflict,
+        WaitsForPerson,
     )
     from agentkit.core.contracts.reasoning import Reasoning
     from agentkit.core.contracts.types import ToolCall
