@@ -1,0 +1,67 @@
+"""The terminal table ``EvalReport.print()`` shows."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentkit.evals.results import CaseResult
+from agentkit.evals.scores import Score
+
+if TYPE_CHECKING:
+    from agentkit.evals.report import EvalReport
+
+__all__ = ["render"]
+
+
+def _mark(score: Score | None) -> str:
+    if score is None:
+        return "-"
+    if score.error is not None:
+        return "ERROR"
+    return "pass" if score.passed else "FAIL"
+
+
+def _status(result: CaseResult) -> str:
+    if result.passed:
+        return "pass"
+    return {"timeout": "TIMEOUT", "crashed": "CRASHED"}.get(result.stop_reason, "FAIL")
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows]
+
+
+def render(report: EvalReport, *, timings: bool = True) -> str:
+    """The report as text: a row per result, a row per evaluator, the totals, and why
+    each failure failed."""
+    names = list(dict.fromkeys(n for r in report.results for n in r.scores))
+    head = ["case", "run", "result", *names, "cost"] + (["latency"] if timings else [])
+    rows = [head]
+    for result in report.results:
+        row = [result.case_id, str(result.repeat + 1), _status(result),
+               *(_mark(result.scores.get(n)) for n in names), f"${result.cost_usd:.4f}"]
+        rows.append(row + ([f"{result.latency_s:.2f}s"] if timings else []))
+    cases = len({r.case_id for r in report.results})
+    lines = [f"eval {report.name!r}: {cases} case(s) x {report.repeat} repeat(s)", ""]
+    lines += _table(rows)
+    aggregates = report.aggregates
+    if aggregates:
+        lines.append("")
+        lines += _table([["evaluator", "pass rate", "mean", "stdev"]] + [
+            [name, f"{a.pass_rate:.0%}", f"{a.mean:.2f}", f"{a.stdev:.2f}"]
+            for name, a in aggregates.items()
+        ])
+    passed = sum(r.passed for r in report.results)
+    lines += ["", f"passed {passed} of {len(report.results)} ({report.pass_rate:.0%}); "
+                  f"agent cost ${report.cost_usd:.4f}, judge cost ${report.judge_cost_usd:.4f}"]
+    if report.stopped is not None:
+        lines.append(f"stopped early: {report.stopped}; not run: {', '.join(report.unfinished)}")
+    failures = report.failures()
+    if failures:
+        lines.append("failures:")
+        for result in failures:
+            for reason in result.reasons() or [f"stopped with {result.stop_reason!r}"]:
+                lines.append(f"  {result.case_id}#{result.repeat + 1}: {reason}")
+    return "\n".join(lines)
