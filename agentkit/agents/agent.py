@@ -63,7 +63,7 @@ def _checkpointer(ctx: RunContext) -> Checkpointer:
     if checkpointer is None:
         return StoreCheckpointer(ctx.store)
     assert hasattr(checkpointer, "save"), f"ctx.checkpointer {checkpointer!r} is not a Checkpointer"
-    return checkpointer  # type: ignore[no-any-return]
+    return checkpointer
 
 
 async def _load(checkpointer: Checkpointer, key: str, run_id: str) -> tuple[RunState | None, int]:

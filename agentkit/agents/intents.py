@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import ToolCall, ToolRequest
 from agentkit.core.runtime.context import RunContext
 
@@ -94,7 +95,7 @@ async def settle(
         return "run", None  # it never started
     if stored.outcome is not None:
         return "finished", stored.outcome
-    if getattr(tool, "idempotent", False):
+    if traits_of(tool).idempotent:
         return "run", None  # declared safe to repeat
     from agentkit.core.policies.idempotent import idempotency_key
 

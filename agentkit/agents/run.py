@@ -51,6 +51,7 @@ from agentkit.core.contracts.errors import (
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.ports import Checkpointer, Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -238,10 +239,11 @@ class AgentRun:
         for call in self.open_calls:
             if call.name not in registry or refuse_path_id(call) is not None:
                 continue  # becomes an error result the model reads; nothing to approve
-            tool = registry.get(call.name)
-            if getattr(tool, "asks_human", False):
+            traits = traits_of(registry.get(call.name))
+            key_step = not traits.is_read_only_call(call.arguments)
+            if traits.asks_human:
                 pending[call.id] = "input"
-            elif should_gate(autonomy, bool(tool.requires_approval), _key_step(tool, call)):
+            elif should_gate(autonomy, traits.requires_approval, key_step):
                 pending[call.id] = "approval"
         return pending
 
@@ -478,7 +480,7 @@ class AgentRun:
         if call.arguments_error is not None:
             accepted: tuple[str, ...] = ()
             if call.name in registry:
-                accepted = tuple(getattr(registry.get(call.name), "accepted_arguments", ()))
+                accepted = traits_of(registry.get(call.name)).accepted_arguments or ()
             refused = ToolArgumentError(
                 call.name,
                 invalid=[("arguments", call.arguments_error)],
@@ -541,10 +543,8 @@ def _key_step(tool: Tool, call: ToolCall) -> bool:
     """Whether this call changes the world: the tool's declaration, unless the tool can
     tell that this particular call only reads (``is_read_only_call(arguments)``, as
     FileTool's ``view`` does)."""
-    if not tool.side_effecting:
-        return False
-    reads_only = getattr(tool, "is_read_only_call", None)
-    return not (callable(reads_only) and reads_only(call.arguments))
+    traits = traits_of(tool)
+    return traits.side_effecting and not traits.is_read_only_call(call.arguments)
 
 
 def validate_decisions(

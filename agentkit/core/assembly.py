@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from agentkit.core.contracts.ports import (
     LLM,
+    BudgetLedger,
     ChatMiddleware,
+    Checkpointer,
     Observer,
     Store,
     ToolMiddleware,
@@ -31,8 +32,8 @@ def make_ctx(
     tool_middleware: Sequence[ToolMiddleware] | None = None,
     chat_middleware: Sequence[ChatMiddleware] | None = None,
     correlation_id: str | None = None,
-    budget: Any = None,
-    checkpointer: Any = None,
+    budget: BudgetLedger | None = None,
+    checkpointer: Checkpointer | None = None,
     tracer: Tracer | None = None,
     observer: Observer | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,
@@ -59,5 +60,6 @@ def make_ctx(
         checkpointer=checkpointer,
         tracer=tracer,
         observer=observer,
+        # Read leniently: an untyped caller's budget may be any object.
         max_depth=getattr(budget, "max_depth", None) or max_depth,
     )

@@ -11,6 +11,7 @@ from agentkit.core.contracts.errors import (
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import ToolTraits, traits_of
 from agentkit.tools.as_tool import as_tool, render_result
 from agentkit.tools.ask_human import ask_human
 from agentkit.tools.file_tool import FileTool
@@ -41,10 +42,12 @@ __all__ = [
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolShapeError",
+    "ToolTraits",
     "as_tool",
     "ask_human",
     "render_result",
     "tool",
+    "traits_of",
 ]
 
 

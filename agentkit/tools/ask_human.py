@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.traits import ToolTraits
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.core.runtime.context import RunContext
 
@@ -43,10 +44,11 @@ class AskHuman:
         },
     )
     output_schema = None
-    side_effecting = False
-    requires_approval = False
-    idempotent = False
-    asks_human = True
+    traits = ToolTraits(side_effecting=False, asks_human=True, accepted_arguments=("question",))
+    side_effecting = traits.side_effecting
+    requires_approval = traits.requires_approval
+    idempotent = traits.idempotent
+    asks_human = traits.asks_human
 
     async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
         """Refuses: only an agent loop can wait for a human's answer."""

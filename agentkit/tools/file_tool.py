@@ -15,10 +15,12 @@ cannot be carried out raises :class:`FileToolError`, whose message the model rea
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from agentkit.core.contracts.errors import ToolArgumentError, ToolDefinitionError
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.traits import ToolTraits
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.core.runtime.context import RunContext
 from agentkit.tools.files import commands
@@ -126,6 +128,11 @@ def _problem(name: str, value: Any) -> str | None:
     return None
 
 
+def _reads_only(arguments: Mapping[str, Any]) -> bool:
+    """True for ``view``: it changes nothing, so GATED autonomy need not pause it."""
+    return arguments.get("command") == "view"
+
+
 def _check_arguments(args: Mapping[str, Any], call: str) -> tuple[str, dict[str, Any]]:
     """``(command, arguments)`` once the call has the shape its command needs."""
     command = args.get("command")
@@ -180,12 +187,9 @@ class FileTool:
     output_schema = None
     side_effecting = True
     idempotent = False
-    # Repeating a command is a new action (a second view after an edit must see the
-    # edit), so idempotent() replays only a retry of the same model call.
-    idempotency_scope = "call"
     accepted_arguments = _ARGUMENTS
 
-    __slots__ = ("backend", "limits", "requires_approval")
+    __slots__ = ("backend", "limits", "traits")
 
     def __init__(
         self,
@@ -219,11 +223,34 @@ class FileTool:
             max_files=defaults.max_files if max_files is None else max_files,
             max_depth=defaults.max_depth if max_depth is None else max_depth,
         )
-        self.requires_approval = requires_approval
+        self.traits = ToolTraits(
+            side_effecting=True,
+            requires_approval=requires_approval,
+            # Repeating a command is a new action (a second view after an edit must see
+            # the edit), so idempotent() replays only a retry of the same model call.
+            idempotency_scope="call",
+            accepted_arguments=_ARGUMENTS,
+            read_only_call=_reads_only,
+        )
+
+    @property
+    def requires_approval(self) -> bool:
+        """Every call waits for a person (``traits.requires_approval``)."""
+        return self.traits.requires_approval
+
+    @requires_approval.setter
+    def requires_approval(self, value: bool) -> None:
+        # The Protocol's flag stays assignable; the traits remain the one record.
+        self.traits = replace(self.traits, requires_approval=value)
+
+    @property
+    def idempotency_scope(self) -> str:
+        """``"call"``: ``idempotent()`` replays only a retry of the same model call."""
+        return self.traits.idempotency_scope
 
     def is_read_only_call(self, arguments: Mapping[str, Any]) -> bool:
         """True for ``view``: it changes nothing, so GATED autonomy need not pause it."""
-        return arguments.get("command") == "view"
+        return self.traits.is_read_only_call(arguments)
 
     async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> str:
         """Carry out one memory command and return what the model reads.

@@ -6,9 +6,11 @@ import asyncio
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
+from agentkit.core.contracts.traits import ToolTraits
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.spans import add_span_event
@@ -33,6 +35,7 @@ class _Missing:
         return "<missing>"
 
 
+_FLAGS = frozenset({"side_effecting", "requires_approval"})
 _INFER: Any = _Infer()
 _MISSING: Any = _Missing()
 
@@ -95,29 +98,26 @@ class FunctionTool:
         "_binder",
         "_is_async",
         "_output",
-        "cost_usd",
         "description",
         "fn",
-        "idempotent",
         "name",
         "output_schema",
         "requires_approval",
         "schema",
         "side_effecting",
+        "traits",
         "url_arg",
-        "url_paths",
     )
 
     name: str
     description: str
     schema: ToolSchema | None
     output_schema: Any
+    traits: ToolTraits
+    """Everything the tool declares, filled once here; the flags below read it."""
     side_effecting: bool
     requires_approval: bool
-    idempotent: bool
     url_arg: str | tuple[str, ...] | None
-    url_paths: tuple[tuple[str, ...], ...]
-    cost_usd: float
 
     def __init__(
         self,
@@ -137,7 +137,7 @@ class FunctionTool:
             raise ToolDefinitionError(f"a tool wraps a callable, got {fn!r}")
         self.name = _tool_name(fn, name)
         self.side_effecting = _require_bool(self.name, "side_effecting", side_effecting)
-        self.idempotent = _require_bool(self.name, "idempotent", idempotent)
+        _require_bool(self.name, "idempotent", idempotent)
         self.requires_approval = _require_bool(self.name, "requires_approval", requires_approval)
         advertise = _require_bool(self.name, "advertise", advertise)
         self.description = describe_tool(self.name, getattr(fn, "__doc__", None), description)
@@ -154,13 +154,20 @@ class FunctionTool:
         )
         self._is_async = _is_async(fn)
         self.fn = fn
-        self.url_paths = resolve_url_paths(self.name, url_arg, info.annotations)
+        url_paths = resolve_url_paths(self.name, url_arg, info.annotations)
         self.url_arg = url_arg if url_arg is None or isinstance(url_arg, str) else tuple(url_arg)
         if not isinstance(cost_usd, int | float) or isinstance(cost_usd, bool) or cost_usd < 0:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: cost_usd= must be a non-negative number, got {cost_usd!r}"
             )
-        self.cost_usd = float(cost_usd)
+        self.traits = ToolTraits(
+            side_effecting=side_effecting,
+            idempotent=idempotent,
+            requires_approval=requires_approval,
+            cost_usd=float(cost_usd),
+            url_paths=url_paths,
+            accepted_arguments=self._binder.accepted,
+        )
 
     @classmethod
     def from_callable(
@@ -191,6 +198,28 @@ class FunctionTool:
             url_arg=url_arg,
             cost_usd=cost_usd,
         )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The Protocol's two flags are plain attributes, read on every call, and stay
+        # assignable; an assignment replaces the traits too, which remain the record.
+        if name in _FLAGS and hasattr(self, "traits"):
+            object.__setattr__(self, "traits", replace(self.traits, **{name: value}))
+        object.__setattr__(self, name, value)
+
+    @property
+    def idempotent(self) -> bool:
+        """A retry is safe (``traits.idempotent``)."""
+        return self.traits.idempotent
+
+    @property
+    def cost_usd(self) -> float:
+        """What one call costs (``traits.cost_usd``)."""
+        return self.traits.cost_usd
+
+    @property
+    def url_paths(self) -> tuple[tuple[str, ...], ...]:
+        """Key paths to the URL arguments ``egress()`` vets (``traits.url_paths``)."""
+        return self.traits.url_paths
 
     @property
     def accepted_arguments(self) -> tuple[str, ...]:

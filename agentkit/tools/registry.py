@@ -10,6 +10,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolNotFoundError
 from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.tools.function_tool import FunctionTool
 
@@ -145,7 +146,7 @@ class ToolRegistry:
 
     def requires_approval(self, name: str) -> bool:
         """True when the tool called ``name`` declares ``requires_approval=True``."""
-        return bool(self.get(name).requires_approval)
+        return traits_of(self.get(name)).requires_approval
 
     def names(self) -> tuple[str, ...]:
         """Every registered name, sorted."""

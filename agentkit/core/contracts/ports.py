@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LLM",
+    "BudgetLedger",
     "ChatHandler",
     "ChatMiddleware",
     "Checkpointer",
@@ -128,6 +129,34 @@ class Checkpointer(Protocol):
 
     async def save(self, key: str, state: Any, *, expected_version: int) -> int:
         """Write ``state`` over version ``expected_version``; returns the new version."""
+        ...
+
+
+class BudgetLedger(Protocol):
+    """A run's budget as ``meter()`` uses it (:class:`~agentkit.core.policies.Budget` is
+    the one agentkit ships): admit a call before it runs, release it after.
+
+    One ledger is shared by a run and its nested runs, so an admission must check and
+    reserve without awaiting in between.
+    """
+
+    @property
+    def max_cost_usd(self) -> float | None:
+        """The money ceiling, or None without one (an unpriced model is refused under one)."""
+        ...
+
+    @property
+    def max_depth(self) -> int | None:
+        """How deep runs may nest, or None to leave it to the context."""
+        ...
+
+    def admit(self, what: str, *, estimate_usd: float = 0.0, depth: int = 0) -> int:
+        """Admit one call (``what`` names it in the error) or raise ``BudgetExceeded``;
+        returns the reservation to hand back to :meth:`release`."""
+        ...
+
+    def release(self, reservation: int, *, cost_usd: float = 0.0) -> None:
+        """Finish an admitted call: drop its reservation and charge what it cost."""
         ...
 
 

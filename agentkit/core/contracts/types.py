@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
+from agentkit.core.contracts.traits import ToolTraits, traits_of
 
 if TYPE_CHECKING:
     from agentkit.core.contracts.ports import Tool
@@ -186,9 +187,9 @@ class ToolSchema:
 class ToolRequest:
     """A tool invocation on its way through the invoker's middleware chain.
 
-    The tool object is the declaration of record: middlewares read ``side_effecting``
-    from the request *or* the tool, since many call sites leave the request's flag at
-    its default.
+    The tool object is the declaration of record: middlewares read its :attr:`traits`,
+    and ``side_effecting`` from the request *or* the tool, since many call sites leave
+    the request's flag at its default.
     """
 
     name: str
@@ -205,14 +206,22 @@ class ToolRequest:
     """A step that changes the world (copied from ``side_effecting`` by the agent loop)."""
     meta: dict[str, Any] = field(default_factory=dict, kw_only=True, compare=False)
     """Per-call signals between middlewares, e.g. ``meta["idempotency"] = "replayed"``."""
+    traits: ToolTraits = field(init=False, repr=False, compare=False)
+    """The tool's declarations (:func:`~agentkit.core.contracts.traits.traits_of`), read
+    once here for every middleware; a request without a tool declares nothing."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolRequest"))
+        tool = self.tool
+        object.__setattr__(self, "traits", _NO_TOOL if tool is None else traits_of(tool))
 
     @property
     def is_side_effecting(self) -> bool:
         """True when the request or the tool declares a side effect."""
-        return self.side_effecting or bool(getattr(self.tool, "side_effecting", False))
+        return self.side_effecting or self.traits.side_effecting
+
+
+_NO_TOOL = ToolTraits(side_effecting=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -233,8 +233,8 @@ def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -
     """Refuse, before the tool runs, a URL argument that points anywhere internal, or
     (with ``allow_hosts``; ``*.example.com`` matches subdomains) anywhere not listed.
 
-    Applies to tools that declare ``url_arg`` (one argument, a dotted path into a
-    structured argument, or several). The refusal is an
+    Applies to tools whose traits name URL arguments (``url_paths``, from ``url_arg``:
+    one argument, a dotted path into a structured argument, or several). The refusal is an
     :class:`~agentkit.core.contracts.errors.EgressRefused`, which the agent loop hands
     back to the model as a tool error; it is never retried. Raises ValueError for an
     allowlist entry that is not a host name.
@@ -244,15 +244,6 @@ def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -
 
 
 _ABSENT: Any = object()
-
-
-def _url_paths(tool: Any) -> tuple[tuple[str, ...], ...]:
-    """The key paths of a tool that names its URL arguments but not their paths."""
-    url_arg = getattr(tool, "url_arg", None)  # a tool that only names its arguments
-    if not url_arg:
-        return ()
-    names = (url_arg,) if isinstance(url_arg, str) else tuple(url_arg)
-    return tuple(tuple(name.split(".")) for name in names)
 
 
 def _field(value: Any, key: str) -> Any:
@@ -300,10 +291,7 @@ class _Egress:
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         if not isinstance(request, ToolRequest):
             return await call_next(request, ctx)
-        paths = getattr(request.tool, "url_paths", None)
-        if paths is None:
-            paths = _url_paths(request.tool)
-        for path in paths:
+        for path in request.traits.url_paths:
             for url in _urls_at(request.arguments, path):
                 why, forms = _vet(url, self._allow)
                 if why is None and self._resolve:

@@ -23,9 +23,7 @@ def idempotency_key(request: ToolRequest, ctx: RunContext, digest: str | None = 
     if digest is None:
         digest = hash_arguments(request.arguments)
     key = f"idempotency:{ctx.correlation_id}:{ctx.scope.key()}:{request.name}:{digest}"
-    scope = request.meta.get("idempotency_scope") or getattr(
-        request.tool, "idempotency_scope", "arguments"
-    )
+    scope = request.meta.get("idempotency_scope") or request.traits.idempotency_scope
     if request.call_id is not None and scope == "call":
         key = f"{key}:{request.call_id}"
     return key
@@ -42,10 +40,11 @@ def idempotent(store: Store | None = None, *, ttl: float | None = None) -> ToolM
 
     A tool whose effect depends on current state, so that the model repeating a call
     is a new action (``FileTool``: viewing a note twice, with an edit between), declares
-    ``idempotency_scope = "call"``: its key also holds the model's call id, so a retry or
-    a recovery of *that* call replays, while a new call with the same arguments runs. A
-    caller can ask the same of one request with ``meta={"idempotency_scope": "call"}``
-    (the MCP server does, keying on the client's request id).
+    ``idempotency_scope="call"`` in its traits: its key also holds the model's call id,
+    so a retry or a recovery of *that* call replays, while a new call with the same
+    arguments runs. A caller can ask the same of one request with
+    ``meta={"idempotency_scope": "call"}`` (the MCP server does, keying on the client's
+    request id).
 
     Sets ``request.meta["idempotency"]`` to ``"executed"`` or ``"replayed"``, and
     ``request.meta["idempotency_key"]`` before running the call.

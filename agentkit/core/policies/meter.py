@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import UnpricedModel
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage
-from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
 
 if TYPE_CHECKING:
@@ -21,7 +20,7 @@ _DEFAULT_OUTPUT_RESERVE = 4096
 def meter(
     prices: PriceTable = DEFAULT_PRICES, *, output_reserve: int = _DEFAULT_OUTPUT_RESERVE
 ) -> _Meter:
-    """Enforce ``ctx.budget`` (a :class:`Budget`) on every call through the chain.
+    """Enforce ``ctx.budget`` (a :class:`Budget`, or any ``BudgetLedger``) on every call.
 
     Before a call: the call that would cross a ceiling (calls, depth, concurrency, or
     money including every in-flight call's worst case) is refused with
@@ -32,10 +31,10 @@ def meter(
     output at ``prices``. After the call the reservation is
     released and the real cost charged: the provider's ``usage.cost_usd`` when it
     reports one (cache reads and writes priced as the provider bills them), else
-    ``prices``. A tool's cost is its
-    ``cost_usd`` attribute, when it declares one; a call replayed by ``idempotent()`` or
-    ``memoize()`` costs nothing. With a money ceiling, a model the price table does
-    not know is refused (:class:`UnpricedModel`) rather than run at an unknown cost.
+    ``prices``. A tool's cost is its traits' ``cost_usd`` (``@tool(cost_usd=...)``),
+    when it declares one; a call replayed by ``idempotent()`` or ``memoize()`` costs
+    nothing. With a money ceiling, a model the price table does not know is refused
+    (:class:`UnpricedModel`) rather than run at an unknown cost.
     """
     return _Meter(prices, output_reserve)
 
@@ -77,7 +76,7 @@ class _Meter:
 
     async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
         budget = ctx.budget
-        if not isinstance(budget, Budget):
+        if budget is None:
             return await call_next(request, ctx)
         if isinstance(request, ChatRequest):
             if budget.max_cost_usd is not None and self._prices.price(request.model) is None:
@@ -95,7 +94,7 @@ class _Meter:
             finally:
                 budget.release(held, cost_usd=cost)
         if isinstance(request, ToolRequest):
-            tool_cost = float(getattr(request.tool, "cost_usd", 0.0) or 0.0)
+            tool_cost = request.traits.cost_usd
             held = budget.admit(
                 f"tool call {request.name!r}", estimate_usd=tool_cost, depth=ctx.depth
             )

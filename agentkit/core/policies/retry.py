@@ -115,7 +115,7 @@ class _Retry:
     def _safe_to_repeat(request: Any) -> bool:
         if not isinstance(request, ToolRequest) or not request.is_side_effecting:
             return True
-        if getattr(request.tool, "idempotent", False):
+        if request.traits.idempotent:
             return True
         # Set by an idempotent() layer inside this one, before it ran the call.
         return "idempotency_key" in request.meta

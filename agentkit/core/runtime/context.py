@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
-from agentkit.core.contracts.ports import LLM, Observer, Store, Tracer
+from agentkit.core.contracts.ports import LLM, BudgetLedger, Checkpointer, Observer, Store, Tracer
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.core.runtime.reporting import LOG_LEVELS, report_log, report_progress
@@ -43,11 +43,23 @@ class CancelToken:
         return self._reason
 
 
+class _Keep:
+    """The default of :meth:`RunContext.for_run`'s ``budget``: keep this context's
+    (None is a value there: no budget)."""
+
+    def __repr__(self) -> str:
+        return "<this context's budget>"
+
+
+_KEEP = _Keep()
+
+
 class RunContext:
     """Everything a run carries: identity, tenant, policy and the services it calls.
 
     One context is passed along by reference through the agent loop, the invoker and
-    every tool; :meth:`child` is the only derivation (for a nested run).
+    every tool. :meth:`for_run` is the one derivation, for another run on the same
+    services; :meth:`child` (a nested run) goes through it.
     """
 
     __slots__ = (
@@ -75,8 +87,8 @@ class RunContext:
         scope: Scope,
         correlation_id: str,
         autonomy: Autonomy | str = Autonomy.AUTO,
-        budget: Any = None,
-        checkpointer: Any = None,
+        budget: BudgetLedger | None = None,
+        checkpointer: Checkpointer | None = None,
         tracer: Tracer | None = None,
         observer: Observer | None = None,
         cancel: CancelToken | None = None,
@@ -110,27 +122,38 @@ class RunContext:
         depth = self.depth + 1
         if depth > self.max_depth:
             raise DepthLimitExceeded(depth, self.max_depth)
-        return self._derive(self.correlation_id, depth)
+        return self.for_run(self.correlation_id, depth=depth)
 
-    def for_run(self, run_id: str) -> RunContext:
-        """The same services and policy acting for another run id (used to resume a
-        suspended run from a fresh context)."""
-        return self._derive(run_id, self.depth)
+    def for_run(
+        self,
+        run_id: str,
+        *,
+        scope: Scope | None = None,
+        autonomy: Autonomy | str | None = None,
+        budget: BudgetLedger | _Keep | None = _KEEP,
+        cancel: CancelToken | None = None,
+        depth: int | None = None,
+    ) -> RunContext:
+        """A context for run ``run_id`` on the same services (model, store, invoker,
+        checkpointer, tracer, observer, nesting limit).
 
-    def _derive(self, correlation_id: str, depth: int) -> RunContext:
+        Everything not given is this context's: its scope, autonomy, budget, cancel
+        token and depth. Resuming a run from a fresh context keeps them all; a Temporal
+        activity gives the run's own scope, autonomy, budget and cancel token.
+        """
         return RunContext(
             llm=self.llm,
             store=self.store,
             invoker=self.invoker,
-            scope=self.scope,
-            correlation_id=correlation_id,
-            autonomy=self.autonomy,
-            budget=self.budget,
+            scope=self.scope if scope is None else scope,
+            correlation_id=run_id,
+            autonomy=self.autonomy if autonomy is None else autonomy,
+            budget=self.budget if isinstance(budget, _Keep) else budget,
             checkpointer=self.checkpointer,
             tracer=self.tracer,
             observer=self.observer,
-            cancel=self.cancel,
-            depth=depth,
+            cancel=self.cancel if cancel is None else cancel,
+            depth=self.depth if depth is None else depth,
             max_depth=self.max_depth,
         )
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from agentkit.core.assembly import make_ctx
 from agentkit.core.contracts.ports import (
     LLM,
+    BudgetLedger,
     ChatMiddleware,
+    Checkpointer,
     Observer,
     Store,
     ToolMiddleware,
@@ -30,8 +31,8 @@ def make_test_ctx(
     chat_middleware: Sequence[ChatMiddleware] = (),
     autonomy: Autonomy | str = Autonomy.AUTO,
     correlation_id: str | None = None,
-    budget: Any = None,
-    checkpointer: Any = None,
+    budget: BudgetLedger | None = None,
+    checkpointer: Checkpointer | None = None,
     tracer: Tracer | None = None,
     observer: Observer | None = None,
     max_depth: int = DEFAULT_MAX_DEPTH,

@@ -19,6 +19,7 @@ import binascii
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mcp.types as types
@@ -26,6 +27,7 @@ import mcp.types as types
 from agentkit.core.contracts.errors import ToolArgumentError
 from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.media import Audio, File, Image, Media
+from agentkit.core.contracts.traits import ToolTraits
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.integrations.mcp.errors import MCPToolError
 from agentkit.tools.declarations.adapt import describe_value, thaw
@@ -186,24 +188,21 @@ class MCPTool:
         "_session",
         "annotations",
         "description",
-        "idempotent",
         "name",
         "output_schema",
         "remote_name",
-        "requires_approval",
         "schema",
         "server",
-        "side_effecting",
-        "url_arg",
+        "traits",
     )
 
     name: str
     description: str
     schema: ToolSchema | None
     output_schema: Any
-    side_effecting: bool
-    requires_approval: bool
-    idempotent: bool
+    traits: ToolTraits
+    """What the server's hints allow agentkit to believe, read once here."""
+    url_arg = None
 
     def __init__(
         self,
@@ -233,13 +232,38 @@ class MCPTool:
         self.annotations = hints
         """The server's annotations, as it sent them (hints, not facts)."""
         read_only = trust_hints and hints is not None and hints.read_only_hint is True
-        self.side_effecting = not read_only
-        self.idempotent = trust_hints and hints is not None and (
-            hints.idempotent_hint is True or hints.read_only_hint is True
+        self.traits = ToolTraits(
+            side_effecting=not read_only,
+            idempotent=trust_hints and hints is not None and (
+                hints.idempotent_hint is True or hints.read_only_hint is True
+            ),
+            requires_approval=bool((definition.meta or {}).get(REQUIRES_APPROVAL_META)),
         )
-        self.requires_approval = bool((definition.meta or {}).get(REQUIRES_APPROVAL_META))
-        self.url_arg = None
         self._check = _ArgumentCheck(parameters)
+
+    @property
+    def side_effecting(self) -> bool:
+        """False only for a trusted ``readOnlyHint`` (``traits.side_effecting``)."""
+        return self.traits.side_effecting
+
+    @side_effecting.setter
+    def side_effecting(self, value: bool) -> None:
+        # The Protocol's flags stay assignable; the traits remain the one record.
+        self.traits = replace(self.traits, side_effecting=value)
+
+    @property
+    def idempotent(self) -> bool:
+        """True only for trusted hints (``traits.idempotent``)."""
+        return self.traits.idempotent
+
+    @property
+    def requires_approval(self) -> bool:
+        """The server marked the tool ``agentkit/requiresApproval``."""
+        return self.traits.requires_approval
+
+    @requires_approval.setter
+    def requires_approval(self, value: bool) -> None:
+        self.traits = replace(self.traits, requires_approval=value)
 
     async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
         """Check ``args``, call the server, and return its result as a value.

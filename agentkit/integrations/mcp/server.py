@@ -27,12 +27,13 @@ import mcp.types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-import agentkit
+from agentkit import __version__
 from agentkit.agents.autonomy import should_gate
 from agentkit.agents.tool_messages import describe_failure
 from agentkit.core.contracts.errors import ToolNotFoundError
 from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.ports import Store, Tool, ToolMiddleware
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import Scope, ToolRequest
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.reporting import reporting_to
@@ -77,7 +78,7 @@ def _registry(tools: ToolRegistry | Iterable[Tool | Callable[..., Any]]) -> Tool
 
 
 def _asks_human(tool: Tool) -> bool:
-    return bool(getattr(tool, "asks_human", False))
+    return traits_of(tool).asks_human
 
 
 class _ServedTools:
@@ -128,13 +129,14 @@ class _ServedTools:
         if tool is None:
             return _error(str(ToolNotFoundError(params.name, list(self._tools))))
         run = self._contexts.for_call(ctx)
+        side_effecting = traits_of(tool).side_effecting
         request = ToolRequest(
             params.name,
             params.arguments or {},
             tool,
-            bool(tool.side_effecting),
+            side_effecting,
             call_id=None if ctx.request_id is None else str(ctx.request_id),
-            key_step=bool(tool.side_effecting),
+            key_step=side_effecting,
             # The client's request is the unit of intent: a retried JSON-RPC request
             # (same id, same session) replays, a new request with the same arguments runs.
             meta={"idempotency_scope": "call"},
@@ -179,7 +181,7 @@ class _ServedTools:
     async def _refusal(self, request: ToolRequest, run: RunContext, call: ServedCall) -> str | None:
         tool = request.tool
         assert tool is not None
-        if not should_gate(run.autonomy, bool(tool.requires_approval), request.key_step):
+        if not should_gate(run.autonomy, request.traits.requires_approval, request.key_step):
             return None
         if self._approve is not None:
             return await self._ask_callback(request)
@@ -240,7 +242,8 @@ def _advertised(registry: ToolRegistry) -> list[Tool]:
 def _describe(tool: Tool, closed: frozenset[str]) -> types.Tool:
     schema = tool.schema
     assert schema is not None
-    side_effecting = bool(tool.side_effecting)
+    traits = traits_of(tool)
+    side_effecting = traits.side_effecting
     return types.Tool(
         name=schema.name,
         description=schema.description,
@@ -251,9 +254,9 @@ def _describe(tool: Tool, closed: frozenset[str]) -> types.Tool:
             # agentkit cannot tell a destructive effect from an additive one, so every
             # side effect is declared destructive: the reading that makes clients careful.
             destructive_hint=side_effecting,
-            idempotent_hint=bool(getattr(tool, "idempotent", False)),
+            idempotent_hint=traits.idempotent,
         ),
-        _meta={REQUIRES_APPROVAL_META: True} if tool.requires_approval else None,
+        _meta={REQUIRES_APPROVAL_META: True} if traits.requires_approval else None,
     )
 
 
@@ -296,7 +299,7 @@ def build_server(
     served = _ServedTools(_registry(tools), RunContexts(factory), approve)
     server: Server[Any] = Server(
         name,
-        version=agentkit.__version__,
+        version=__version__,
         instructions=instructions,
         get_tool_input_schema=served.input_schema,
         on_list_tools=served.list_tools,

@@ -12,9 +12,10 @@ from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
 from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
+from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.policies.budget import Budget
-from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
 from agentkit.integrations.temporal._values import (
     PayloadTooLarge,
@@ -43,7 +44,9 @@ _LIMIT = RunOptions().max_payload_bytes
 """The limit for jobs scheduled before runs named theirs."""
 
 
-def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
+def run_budget(
+    template: BudgetLedger | None, spent: tuple[int, int] = (0, 0)
+) -> BudgetLedger | None:
     """The budget of one activity of a run: ``template``'s ceilings (the worker's base
     context's :class:`Budget`), starting from what the run has ``spent`` so far (metered
     calls, nano-dollars). Anything but a Budget is shared as it is."""
@@ -59,7 +62,7 @@ def run_budget(template: Any, spent: tuple[int, int] = (0, 0)) -> Any:
     return budget
 
 
-def _spent_since(budget: Any, spent: tuple[int, int]) -> tuple[int, int]:
+def _spent_since(budget: BudgetLedger | None, spent: tuple[int, int]) -> tuple[int, int]:
     """What ``budget`` (made by :func:`run_budget` from ``spent``) admitted and charged."""
     if not isinstance(budget, Budget):
         return (0, 0)
@@ -75,18 +78,10 @@ def run_context(
 ) -> RunContext:
     """``base``'s services and policy, acting for run ``run_id`` in ``scope``, with
     the run's own budget (``base``'s ceilings, from the run's ``spent``)."""
-    return RunContext(
-        llm=base.llm,
-        store=base.store,
-        invoker=base.invoker,
-        scope=scope,
-        correlation_id=run_id,
-        autonomy=autonomy,
-        budget=run_budget(base.budget, spent),
-        checkpointer=base.checkpointer,
-        tracer=base.tracer,
-        observer=base.observer,
-        max_depth=base.max_depth,
+    # A run of its own: it must not share the worker's cancel token or depth.
+    return base.for_run(
+        run_id, scope=scope, autonomy=autonomy, budget=run_budget(base.budget, spent),
+        cancel=CancelToken(), depth=0,
     )
 
 

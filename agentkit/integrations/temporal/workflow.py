@@ -22,6 +22,7 @@ from agentkit.agents.run import AgentRun, validate_decisions
 from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.frozen import FrozenDict, freeze
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -170,7 +171,7 @@ class TemporalEffects:
             # Unknown tools are answered without a worker: nothing runs.
             return await execute_tool_call(run.ctx, call, arguments, registry)
         tool = registry.get(call.name)
-        once = bool(tool.side_effecting) and not getattr(tool, "idempotent", False)
+        once = traits_of(tool).side_effecting and not traits_of(tool).idempotent
         options = self.options
         payload = pack_within(
             {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ToolDefinitionError
 from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.state.memory.source import MemoryItem
 from agentkit.tools.registry import as_registered_tool
@@ -30,9 +31,9 @@ _COUNT_NAMES = ("k", "top_k", "limit", "max_results", "n")
 
 def _accepted(tool: Tool) -> tuple[str, ...] | None:
     """The argument names ``tool`` takes, or None when it does not say."""
-    declared = getattr(tool, "accepted_arguments", None)
+    declared = traits_of(tool).accepted_arguments
     if declared is not None:
-        return tuple(declared)
+        return declared
     schema = tool.schema
     if schema is None:
         return None

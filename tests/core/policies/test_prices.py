@@ -20,7 +20,7 @@ MODEL_ID = re.compile(
 
 def mentioned_model_ids() -> set[str]:
     sources = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md",
-               ROOT / "agentkit" / "demo.py", ROOT / "agentkit" / "cli.py"]
+               ROOT / "agentkit" / "demo.py", *sorted((ROOT / "agentkit" / "cli").glob("*.py"))]
     found: set[str] = set()
     for path in sources:
         found.update(MODEL_ID.findall(path.read_text(encoding="utf-8")))

@@ -10,6 +10,7 @@ import pytest
 
 from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
 from agentkit.core.contracts.types import Autonomy, Scope
+from agentkit.core.policies import Budget
 from agentkit.core.runtime import CancelToken, Invoker, RunContext, reporting_to
 from agentkit.core.testing import FakeLLM, make_test_ctx
 from agentkit.state.stores.memory import InMemoryStore
@@ -199,3 +200,42 @@ async def test_an_unknown_log_level_is_refused_and_a_broken_caller_is_survived()
     with reporting_to(Broken()):
         await ctx.progress(1, 2)
         await ctx.log("error", "still running")
+
+
+def test_for_run_acts_for_another_run_on_the_same_services() -> None:
+    budget = Budget(max_calls=3)
+    base = make_test_ctx(scope=Scope(org_id=7, domain_id=1), budget=budget, autonomy="gated")
+    resumed = base.for_run("run-2")
+
+    assert (resumed.correlation_id, resumed.depth, resumed.scope) == (
+        "run-2", 0, Scope(org_id=7, domain_id=1)
+    )
+    assert (resumed.autonomy, resumed.budget, resumed.cancel) == (
+        Autonomy.GATED, budget, base.cancel
+    )
+    assert (resumed.llm, resumed.store, resumed.invoker) == (base.llm, base.store, base.invoker)
+
+
+def test_for_run_takes_the_runs_own_scope_autonomy_budget_and_cancel_token() -> None:
+    base = make_test_ctx(budget=Budget(max_calls=3), max_depth=4)
+    own_budget, own_cancel = Budget(max_calls=1), CancelToken()
+    ctx = base.for_run(
+        "run-3", scope=Scope(org_id=2, domain_id=5), autonomy="manual", budget=own_budget,
+        cancel=own_cancel,
+    )
+    assert (ctx.correlation_id, ctx.scope, ctx.autonomy) == (
+        "run-3", Scope(org_id=2, domain_id=5), Autonomy.MANUAL
+    )
+    assert (ctx.budget, ctx.cancel, ctx.max_depth) == (own_budget, own_cancel, 4)
+    assert base.for_run("run-4", budget=None).budget is None
+
+
+def test_child_is_for_run_one_level_deeper() -> None:
+    parent = make_test_ctx(budget=Budget(max_calls=3))
+    assert vars_of(parent.child()) == vars_of(
+        parent.for_run(parent.correlation_id, depth=parent.depth + 1)
+    )
+
+
+def vars_of(ctx: RunContext) -> dict[str, Any]:
+    return {name: getattr(ctx, name) for name in RunContext.__slots__}

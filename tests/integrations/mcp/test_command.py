@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentkit.cli import UsageError, main
-from agentkit.integrations.mcp.command import load_servable, serve_command
+from agentkit.cli.mcp import load_servable, serve_command
 
 HOLDERS = '''
 from agentkit.agents import Agent

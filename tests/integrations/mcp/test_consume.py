@@ -26,7 +26,7 @@ from agentkit.integrations.mcp import (
     connect_stdio,
 )
 from agentkit.state.memory import MemoryItem, MemorySource
-from agentkit.tools import Tool, ToolArgumentError, ToolRegistry
+from agentkit.tools import Tool, ToolArgumentError, ToolRegistry, ToolTraits
 
 LIMIT = 20  # seconds any one test may take
 
@@ -110,6 +110,18 @@ async def test_side_effects_fail_closed_unless_the_server_is_trusted(
         "slow": (True, False),
         "crash": (True, False),
     }
+
+
+async def test_an_mcp_tools_traits_hold_what_its_hints_allow(sdk_server: list[str]) -> None:
+    async with asyncio.timeout(LIMIT):
+        async with connect_stdio(sdk_server) as session:
+            untrusted = by_name(await session.list_tools())
+        async with connect_stdio(sdk_server, trust_hints=True) as session:
+            trusted = by_name(await session.list_tools())
+
+    assert untrusted["forecast"].traits == ToolTraits(side_effecting=True)
+    assert trusted["forecast"].traits == ToolTraits(side_effecting=False, idempotent=True)
+    assert trusted["set_alert"].traits == ToolTraits(side_effecting=True, idempotent=True)
 
 
 async def test_gated_autonomy_pauses_an_untrusted_servers_read_only_tool(

@@ -10,11 +10,11 @@ import pytest
 
 from agentkit.agents import Agent, AgentResult, Suspended
 from agentkit.agents.cognition import ReActCognition
+from agentkit.cli.mcp import load_servable
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.policies import idempotent
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.integrations.mcp import connect_stdio
-from agentkit.integrations.mcp.command import load_servable
 from agentkit.integrations.mcp.schemas import mcp_input_schema
 from agentkit.tools import ToolRegistry
 

@@ -8,15 +8,11 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from agentkit.cli.errors import UsageError
+from agentkit.cli.targets import load_target
 from agentkit.core.runtime.context import RunContext
 
 __all__ = ["find_agents", "worker_command"]
-
-
-def _usage_error(message: str) -> Exception:
-    from agentkit.cli import UsageError
-
-    return UsageError(message)
 
 
 def find_agents(obj: Any) -> list[Any]:
@@ -38,18 +34,16 @@ def worker_command(target: str, *, address: str, namespace: str, task_queue: str
     The module must define ``context``: a zero-argument callable returning the base
     RunContext (model, store, middleware chains) the activities run on.
     """
-    from agentkit.tool_modules import load_target
-
     module, named = load_target(target)
     agents = find_agents(module if named is None else named)
     if not agents:
-        raise _usage_error(
+        raise UsageError(
             f"no agents found in {target!r}: point at a module with top-level Agent objects, "
             "an Agent, or a list of them"
         )
     context: Callable[[], RunContext] | None = getattr(module, "context", None)
     if not callable(context):
-        raise _usage_error(
+        raise UsageError(
             f"{module.__name__!r} has no context(): define `def context() -> RunContext` "
             "(e.g. returning agentkit.make_ctx(llm, store=...)) for the worker's activities"
         )

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentkit.agents.agent import Agent
-from agentkit.cli import UsageError
+from agentkit.cli.errors import UsageError
+from agentkit.cli.targets import load_target
 from agentkit.core.assembly import make_ctx
 from agentkit.core.runtime.context import RunContext
 from agentkit.evals.case import Dataset
 from agentkit.evals.report import EvalReport
-from agentkit.tool_modules import load_target
 
 __all__ = ["FAILED_STATUS", "eval_command"]
 

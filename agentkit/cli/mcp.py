@@ -4,7 +4,7 @@ MODULE is an importable module name or a path to a ``.py`` file. ATTR names a to
 list of tools, a ``ToolRegistry``, or anything holding one as ``.tools`` (a
 ``ReActCognition``) or ``.cognition.tools`` (an ``Agent``). Without ATTR the module's
 globals are scanned for all of those. The module is loaded by
-:func:`~agentkit.tool_modules.load_tools`, so its mistakes get the same messages and exit
+:func:`~agentkit.cli.targets.load_tools`, so its mistakes get the same messages and exit
 statuses as under ``agentkit tools inspect``.
 """
 
@@ -16,16 +16,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agentkit.cli import UsageError
-from agentkit.core.contracts.ports import Tool
-from agentkit.integrations.mcp.http_access import check_exposure, transport_security
-from agentkit.integrations.mcp.server import parse_host_port, serve
-from agentkit.tool_modules import (
+from agentkit.cli.errors import UsageError
+from agentkit.cli.targets import (
     DEFINITION_PROBLEMS_STATUS,
     LoadedTools,
     load_tools,
     print_problems,
 )
+from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
+from agentkit.integrations.mcp.http_access import check_exposure, transport_security
+from agentkit.integrations.mcp.server import parse_host_port, serve
 
 __all__ = ["load_servable", "serve_command"]
 
@@ -105,7 +106,7 @@ def _http_access(
 
 def load_servable(target: str) -> LoadedTools:
     """The tools ``agentkit mcp serve`` would serve from ``target``: everything
-    :func:`~agentkit.tool_modules.load_tools` finds (``ask_human`` included: its question
+    :func:`~agentkit.cli.targets.load_tools` finds (``ask_human`` included: its question
     goes to the client's user through elicitation)."""
     return load_tools(target, command="agentkit mcp serve")
 
@@ -119,7 +120,7 @@ def _server_name(loaded: LoadedTools) -> str:
 
 def _note_unapprovable(tools: tuple[Tool, ...], target: str) -> None:
     """Say at start-up which tools need a person's approval, and what that means here."""
-    held = [tool.name for tool in tools if tool.requires_approval]
+    held = [tool.name for tool in tools if traits_of(tool).requires_approval]
     if held:
         print(
             f"agentkit mcp serve: {held} need a human's approval: each call is put to the "

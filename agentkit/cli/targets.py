@@ -4,7 +4,7 @@ takes one (``agentkit tools inspect``, ``agentkit mcp serve``).
 One loader, so every command judges a module the same way, with the same messages and
 exit statuses: a target that cannot be used (no such file, a directory, an import that
 fails, an ATTR that holds no tools, no tools at all) is a
-:class:`~agentkit.cli.UsageError`, one line and status 2; tools that are defined wrongly
+:class:`~agentkit.cli.errors.UsageError`, one line and status 2; tools that are defined wrongly
 (a ``@tool`` mistake, two tools under one name) are
 :class:`~agentkit.tools.definition_problems.DefinitionProblem` entries, each printed as
 ``error: FILE:LINE: message``, and status 1.
@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from agentkit.cli import UsageError
+from agentkit.cli.errors import UsageError
 from agentkit.core.contracts.ports import Tool
 from agentkit.tools.definition_problems import (
     BrokenTool,

@@ -7,14 +7,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agentkit.core.contracts.ports import Tool
-from agentkit.tool_modules import (
+from agentkit.cli.targets import (
     DEFINITION_PROBLEMS_STATUS,
     load_tools,
     print_problems,
     short_path,
     source_of,
 )
+from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
 from agentkit.tools.registry import is_bare_function_tool
 
 __all__ = ["ToolReport", "inspect_command", "report"]
@@ -53,13 +54,14 @@ class ToolReport:
 def report(tool: Tool) -> ToolReport:
     """What the model is shown of ``tool``."""
     schema = tool.schema
+    traits = traits_of(tool)
     return ToolReport(
         name=tool.name,
         description=schema.description if schema is not None else tool.description,
         parameters=dict(schema.parameters) if schema is not None else None,
-        side_effecting=bool(tool.side_effecting),
-        idempotent=bool(getattr(tool, "idempotent", False)),
-        requires_approval=bool(tool.requires_approval),
+        side_effecting=traits.side_effecting,
+        idempotent=traits.idempotent,
+        requires_approval=traits.requires_approval,
         advertised=schema is not None,
         source=source_of(tool),
         bare_function=is_bare_function_tool(tool),

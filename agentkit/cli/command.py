@@ -1,5 +1,4 @@
-"""The ``agentkit`` command: the demo, tool inspection, the MCP server, evals, Temporal
-workers.
+"""``agentkit``: parse the command line and run one command.
 
 User mistakes (a module that does not import, a bad model spec) are one clear line on
 stderr and exit status 2; nothing here prints a traceback for them. When whatever reads
@@ -14,15 +13,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-import agentkit
+from agentkit import __version__
 from agentkit._examples import EXAMPLE_SPECS
+from agentkit.cli.errors import UsageError
 
-__all__ = ["UsageError", "main"]
-
-
-class UsageError(Exception):
-    """A mistake on the command line or in what it points at; printed as one line."""
-
+__all__ = ["main"]
 
 _SIGPIPE_STATUS = 128 + 13
 
@@ -37,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="agentkit",
         description="agentkit: agents whose tools say exactly what they do.",
     )
-    parser.add_argument("--version", action="version", version=f"agentkit {agentkit.__version__}")
+    parser.add_argument("--version", action="version", version=f"agentkit {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     demo = commands.add_parser(
@@ -100,11 +95,11 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         return run_demo(args.model)
     if args.command == "tools" and args.tools_command == "inspect":
-        from agentkit.inspection import inspect_command
+        from agentkit.cli.tools import inspect_command
 
         return inspect_command(args.target, as_json=args.json)
     if args.command == "mcp" and args.mcp_command == "serve":
-        from agentkit.integrations.mcp.command import serve_command
+        from agentkit.cli.mcp import serve_command
 
         return serve_command(
             args.target, http=args.http, name=args.name, token_env=args.token_env,
@@ -112,14 +107,14 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             allow_origins=args.allow_origin,
         )
     if args.command == "eval":
-        from agentkit.evals.command import eval_command
+        from agentkit.cli.evals import eval_command
 
         return eval_command(
             args.target, agent=args.agent, repeat=args.repeat, json_path=args.json,
             junit_path=args.junit, baseline=args.baseline, model=args.model,
         )
     if args.command == "temporal" and args.temporal_command == "worker":
-        from agentkit.integrations.temporal.command import worker_command
+        from agentkit.cli.temporal import worker_command
 
         return worker_command(
             args.target, address=args.address, namespace=args.namespace,
@@ -159,6 +154,3 @@ def _stdout_closed() -> int:
         os.close(devnull)
     return _SIGPIPE_STATUS
 
-
-if __name__ == "__main__":
-    sys.exit(main())
