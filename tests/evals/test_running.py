@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import sys
 
 import pytest
 
@@ -217,3 +219,24 @@ def test_a_case_takes_an_input_or_turns_and_a_dataset_unique_ids() -> None:
     with pytest.raises(ValueError) as exc:
         Dataset([Case("a", id="x"), Case("b", id="x")], name="d")
     assert str(exc.value) == "dataset 'd': case ids must be unique; repeated: ['x']"
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    dataset = Dataset([Case("a", id="a"), Case("b", id="b")], evaluators=[Contains("ok")],
+                      name="p")
+    for stream, expected in [
+        (io.StringIO(), "eval p: 1/2 a#1 pass\neval p: 2/2 b#1 pass\n"),
+        (Terminal(), "\reval p [###############---------------] 1/2 (0 failed)"
+                     "\reval p [##############################] 2/2 (0 failed)\n"),
+    ]:
+        monkeypatch.setattr(sys, "stderr", stream)
+        await dataset.evaluate(AGENT, lambda: make_test_ctx(llm=FakeLLM("ok")),
+                               max_concurrency=1)
+        assert stream.getvalue() == expected
