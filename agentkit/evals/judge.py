@@ -47,7 +47,9 @@ class LLMJudge:
     ``model`` is an LLM object. The task is shown to the judge unless
     ``include_input=False``; the tool calls too with ``include_trajectory=True``."""
 
-    __slots__ = ("_agent", "_llm", "include_input", "include_trajectory", "name", "rubric")
+    __slots__ = (
+        "_agent", "include_input", "include_trajectory", "llm", "model_id", "name", "rubric",
+    )
 
     def __init__(
         self,
@@ -65,7 +67,10 @@ class LLMJudge:
 
             model_id = parse_model_spec(model).model
             model = llm_for(model)
-        self._llm: LLM = model
+        self.llm: LLM = model
+        """The judge's model."""
+        self.model_id = model_id
+        """The model id its requests name."""
         self._agent = Agent("judge", model_id, _PROMPT + rubric, output=Verdict)
         self.rubric = rubric
         self.include_input = include_input
@@ -85,7 +90,7 @@ class LLMJudge:
         return "\n\n".join(parts)
 
     async def __call__(self, ctx: EvalContext) -> Score:
-        result = await self._agent.run(self._task(ctx), make_ctx(self._llm))
+        result = await self._agent.run(self._task(ctx), make_ctx(self.llm))
         cost = result.usage.cost_usd
         verdict = result.output
         if not isinstance(verdict, Verdict):

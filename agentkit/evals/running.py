@@ -90,6 +90,16 @@ class _Eval:
         self.budget = budget
         self.names = dataset.evaluator_names()
         self.eval_id = f"{_slug(dataset.name)}-{new_run_id()[:8]}"
+        # Two case ids may slug alike ("a b", "a-b"); their runs must not share an id,
+        # or their checkpoints and audit records would mix.
+        self.slugs: dict[int, str] = {}
+        taken: set[str] = set()
+        for index, case in enumerate(dataset.cases, 1):
+            slug = _slug(str(case.id))
+            if slug in taken:
+                slug = f"{slug}~{index}"
+            taken.add(slug)
+            self.slugs[id(case)] = slug
         self.stopped: str | None = None
         self.refused: Exception | None = None
 
@@ -129,17 +139,17 @@ class _Eval:
         except (TypeError, ValueError) as exc:
             self.refused = exc
             return None
-        run_id = f"eval-{self.eval_id}-{_slug(str(case.id))}-{repeat + 1}"
+        run_id = f"eval-{self.eval_id}-{self.slugs[id(case)]}-{repeat + 1}"
         multi = case.turns is not None
         turn_ids = [f"{run_id}.t{t + 1}" for t in range(len(case.inputs))] if multi else [run_id]
-        await base.store.append(EVAL_RUNS_LOG, {
-            "eval": self.dataset.name, "eval_id": self.eval_id, "case_id": case.id,
-            "repeat": repeat, "run_id": run_id, "turn_run_ids": turn_ids,
-            "agent": self.agent.name,
-        })
         started = time.perf_counter()
         played: list[tuple[RunContext, AgentResult, float]] = []
         try:
+            await base.store.append(EVAL_RUNS_LOG, {
+                "eval": self.dataset.name, "eval_id": self.eval_id, "case_id": case.id,
+                "repeat": repeat, "run_id": run_id, "turn_run_ids": turn_ids,
+                "agent": self.agent.name,
+            })
             async with asyncio.timeout(self.timeout):
                 for turn, task in enumerate(case.inputs):
                     ctx = base.for_run(turn_ids[turn])

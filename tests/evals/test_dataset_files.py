@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,4 +105,17 @@ def test_malformed_files_are_refused_with_the_line_and_field(tmp_path: Path) -> 
     )
     assert refusal(tmp_path, "i.csv", "input\na\n") == (
         "i.csv: unknown dataset format '.csv'; accepted: ['.json', '.jsonl', '.yaml', '.yml']"
+    )
+
+
+def test_a_yaml_dataset_without_pyyaml_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text(YAML)
+    monkeypatch.setitem(sys.modules, "yaml", None)  # as if PyYAML were not installed
+    with pytest.raises(ImportError) as exc:
+        Dataset.from_file(path)
+    assert str(exc.value) == (
+        'reading a YAML dataset needs PyYAML: pip install "agentkit-framework[yaml]"'
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from agentkit.core.contracts.types import Usage
 from agentkit.core.testing import FakeLLM, Turn
 from agentkit.evals import (
@@ -89,3 +91,13 @@ async def test_a_judge_that_never_gives_a_verdict_is_an_evaluator_error(
     score = result.scores["LLMJudge"]
     assert (score.passed, score.value) == (False, None)
     assert score.error is not None and score.error.startswith("OutputCoercionError: ")
+
+
+def test_a_judge_on_a_model_spec_uses_that_provider_and_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentkit.providers.openai import OpenAILLM
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    judge = LLMJudge("Be kind.", model="openai:gpt-4o-mini")
+    assert (type(judge.llm), judge.model_id) == (OpenAILLM, "gpt-4o-mini")

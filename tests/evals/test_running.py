@@ -240,3 +240,12 @@ async def test_progress_is_a_bar_on_a_terminal_and_plain_lines_otherwise(
         await dataset.evaluate(AGENT, lambda: make_test_ctx(llm=FakeLLM("ok")),
                                max_concurrency=1)
         assert stream.getvalue() == expected
+
+
+async def test_case_ids_that_slug_alike_still_get_distinct_run_ids() -> None:
+    report = await Dataset([Case("a", id="a b"), Case("b", id="a-b")]).evaluate(
+        AGENT, lambda: make_test_ctx(llm=FakeLLM("ok")), progress=False
+    )
+    assert [r.run_id.removeprefix(f"eval-{report.eval_id}-") for r in report.results] == [
+        "a-b-1", "a-b~2-1",
+    ]
