@@ -99,7 +99,9 @@ class Dataset:
             if not isinstance(case, Case):
                 raise TypeError(f"dataset {name!r}: case {index} is not a Case: {case!r}")
             if case.id is None:
-                case.id = f"case-{index}"
+                # A copy: the same Case may sit in another dataset at another position.
+                case = Case(case.input, expected=case.expected, id=f"case-{index}",
+                            metadata=case.metadata, turns=case.turns)
             numbered.append(case)
         ids = [c.id for c in numbered]
         repeated = sorted({i for i in ids if ids.count(i) > 1}, key=str)

@@ -249,3 +249,11 @@ async def test_case_ids_that_slug_alike_still_get_distinct_run_ids() -> None:
     assert [r.run_id.removeprefix(f"eval-{report.eval_id}-") for r in report.results] == [
         "a-b-1", "a-b~2-1",
     ]
+
+
+def test_a_case_without_an_id_is_numbered_by_its_place_in_each_dataset() -> None:
+    shared = Case("hi")
+    first, second = Dataset([shared]), Dataset([Case("x", id="x"), shared])
+    assert ([c.id for c in first.cases], [c.id for c in second.cases], shared.id) == (
+        ["case-1"], ["x", "case-2"], None,
+    )
