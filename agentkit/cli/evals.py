@@ -20,7 +20,7 @@ from agentkit.cli.errors import UsageError
 from agentkit.cli.targets import load_target
 from agentkit.core.assembly import make_ctx
 from agentkit.core.runtime.context import RunContext
-from agentkit.evals.case import Dataset
+from agentkit.evals.dataset import Dataset
 from agentkit.evals.report import EvalReport
 
 __all__ = ["FAILED_STATUS", "eval_command"]

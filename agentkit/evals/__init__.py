@@ -3,7 +3,8 @@
 Standard library only; the ``yaml`` extra is needed only to read YAML datasets.
 """
 
-from agentkit.evals.case import Case, Dataset
+from agentkit.evals.case import Case
+from agentkit.evals.dataset import Dataset
 from agentkit.evals.dataset_files import DatasetError
 from agentkit.evals.effect_checks import NoDuplicateSideEffects, SideEffectsAtMost, Suspended
 from agentkit.evals.judge import LLMJudge, Verdict
@@ -12,7 +13,7 @@ from agentkit.evals.output_checks import Contains, Equals, IsInstance, Matches, 
 from agentkit.evals.pytest_cases import pytest_cases
 from agentkit.evals.report import EvalReport
 from agentkit.evals.results import Aggregate, CaseResult, Change, Comparison
-from agentkit.evals.running import EVAL_RUNS_LOG, evaluate
+from agentkit.evals.running import EVAL_RUNS_LOG
 from agentkit.evals.scores import EvalContext, Evaluator, Score
 from agentkit.evals.tool_checks import MaxToolCalls, NoToolCall, ToolArguments, ToolTrajectory
 
@@ -47,6 +48,5 @@ __all__ = [
     "ToolArguments",
     "ToolTrajectory",
     "Verdict",
-    "evaluate",
     "pytest_cases",
 ]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
     from agentkit.core.runtime.context import RunContext
-    from agentkit.evals.case import Dataset
+    from agentkit.evals.dataset import Dataset
 
 __all__ = ["pytest_cases"]
 

@@ -126,12 +126,19 @@ class EvalReport:
     def print(self, file: TextIO | None = None, *, timings: bool = True) -> None:
         """A table of every result, then the aggregates, on ``file`` (stdout).
         ``timings=False`` leaves out latencies (for output that must not vary)."""
-        print(render(self, timings=timings), file=file or sys.stdout)
+        text = render(self.name, self.results, self.aggregates, repeat=self.repeat,
+                      stopped=self.stopped, unfinished=self.unfinished, timings=timings)
+        print(text, file=file or sys.stdout)
 
     def to_json(self, path: str | Path) -> None:
         """Write the report as JSON (outputs that are not JSON data are kept as their
         ``repr``); :meth:`from_json` reads it back."""
-        write_json(self, Path(path))
+        header = {
+            "name": self.name, "eval_id": self.eval_id, "evaluators": list(self.evaluators),
+            "repeat": self.repeat, "stopped": self.stopped, "unfinished": list(self.unfinished),
+            "metadata": dict(self.metadata),
+        }
+        write_json(header, self.results, Path(path))
 
     @classmethod
     def from_json(cls, path: str | Path) -> EvalReport:
@@ -140,4 +147,4 @@ class EvalReport:
 
     def to_junit(self, path: str | Path) -> None:
         """Write JUnit XML for CI: one test case per case and repeat."""
-        write_junit(self, Path(path))
+        write_junit(self.name, self.results, self.unfinished, self.stopped, Path(path))

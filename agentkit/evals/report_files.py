@@ -5,17 +5,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import ToolCall, Usage
 from agentkit.evals.results import CaseResult
 from agentkit.evals.scores import Score
-
-if TYPE_CHECKING:
-    from agentkit.evals.report import EvalReport
 
 __all__ = ["read_json", "write_json", "write_junit"]
 
@@ -57,19 +54,10 @@ def _result(result: CaseResult) -> dict[str, Any]:
     }
 
 
-def write_json(report: EvalReport, path: Path) -> None:
-    """Write ``report`` to ``path`` as JSON."""
-    data = {
-        "agentkit_eval": _FORMAT,
-        "name": report.name,
-        "eval_id": report.eval_id,
-        "evaluators": list(report.evaluators),
-        "repeat": report.repeat,
-        "stopped": report.stopped,
-        "unfinished": list(report.unfinished),
-        "metadata": _plain(dict(report.metadata)),
-        "results": [_result(r) for r in report.results],
-    }
+def write_json(header: Mapping[str, Any], results: Sequence[CaseResult], path: Path) -> None:
+    """Write a report's ``header`` fields (name, eval id, ...) and ``results`` as JSON."""
+    data = {"agentkit_eval": _FORMAT, **{k: _plain(v) for k, v in header.items()},
+            "results": [_result(r) for r in results]}
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 
@@ -125,25 +113,26 @@ def _read_result(data: Mapping[str, Any]) -> CaseResult:
     )
 
 
-def write_junit(report: EvalReport, path: Path) -> None:
-    """Write ``report`` as JUnit XML: a test case per case and repeat, a failure per
-    failing result with every reason, an error for a run or evaluator that broke, a
-    skipped test case per run the eval stopped before."""
-    failures = sum(1 for r in report.results if not r.passed and not _broken(r))
-    errors = sum(1 for r in report.results if _broken(r))
-    total_time = sum(r.latency_s for r in report.results)
+def write_junit(name: str, results: Sequence[CaseResult], unfinished: Sequence[str],
+                stopped: str | None, path: Path) -> None:
+    """Write JUnit XML: a test case per case and repeat, a failure per failing result
+    with every reason, an error for a run or evaluator that broke, a skipped test case
+    per run the eval stopped before (``unfinished``, for the reason ``stopped``)."""
+    failures = sum(1 for r in results if not r.passed and not _broken(r))
+    errors = sum(1 for r in results if _broken(r))
+    total_time = sum(r.latency_s for r in results)
     counts = {
-        "tests": str(len(report.results) + len(report.unfinished)),
+        "tests": str(len(results) + len(unfinished)),
         "failures": str(failures),
         "errors": str(errors),
-        "skipped": str(len(report.unfinished)),
+        "skipped": str(len(unfinished)),
         "time": f"{total_time:.3f}",
     }
-    suites = ET.Element("testsuites", {"name": report.name, **counts})
-    suite = ET.SubElement(suites, "testsuite", {"name": report.name, **counts})
-    for result in report.results:
+    suites = ET.Element("testsuites", {"name": name, **counts})
+    suite = ET.SubElement(suites, "testsuite", {"name": name, **counts})
+    for result in results:
         case = ET.SubElement(suite, "testcase", {
-            "classname": report.name,
+            "classname": name,
             "name": f"{result.case_id}#{result.repeat + 1}",
             "time": f"{result.latency_s:.3f}",
         })
@@ -153,11 +142,9 @@ def write_junit(report: EvalReport, path: Path) -> None:
             node = ET.SubElement(case, tag, {"message": reasons[0], "type": f"eval.{tag}"})
             node.text = "\n".join(reasons)
         ET.SubElement(case, "system-out").text = f"run_id={result.run_id}"
-    for unfinished in report.unfinished:
-        case = ET.SubElement(suite, "testcase", {
-            "classname": report.name, "name": unfinished, "time": "0.000",
-        })
-        ET.SubElement(case, "skipped", {"message": report.stopped or "not run"})
+    for left in unfinished:
+        case = ET.SubElement(suite, "testcase", {"classname": name, "name": left, "time": "0.000"})
+        ET.SubElement(case, "skipped", {"message": stopped or "not run"})
     ET.indent(suites)
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
-from agentkit.evals.results import CaseResult
+from agentkit.evals.results import Aggregate, CaseResult
 from agentkit.evals.scores import Score
-
-if TYPE_CHECKING:
-    from agentkit.evals.report import EvalReport
 
 __all__ = ["render"]
 
@@ -33,32 +30,43 @@ def _table(rows: list[list[str]]) -> list[str]:
             for row in rows]
 
 
-def render(report: EvalReport, *, timings: bool = True) -> str:
-    """The report as text: a row per result, a row per evaluator, the totals, and why
+def render(
+    name: str,
+    results: Sequence[CaseResult],
+    aggregates: Mapping[str, Aggregate],
+    *,
+    repeat: int,
+    stopped: str | None,
+    unfinished: Sequence[str],
+    timings: bool = True,
+) -> str:
+    """A report as text: a row per result, a row per evaluator, the totals, and why
     each failure failed."""
-    names = list(dict.fromkeys(n for r in report.results for n in r.scores))
+    names = list(dict.fromkeys(n for r in results for n in r.scores))
     head = ["case", "run", "result", *names, "cost"] + (["latency"] if timings else [])
     rows = [head]
-    for result in report.results:
+    for result in results:
         row = [result.case_id, str(result.repeat + 1), _status(result),
                *(_mark(result.scores.get(n)) for n in names), f"${result.cost_usd:.4f}"]
         rows.append(row + ([f"{result.latency_s:.2f}s"] if timings else []))
-    cases = len({r.case_id for r in report.results})
-    lines = [f"eval {report.name!r}: {cases} case(s) x {report.repeat} repeat(s)", ""]
+    cases = len({r.case_id for r in results})
+    lines = [f"eval {name!r}: {cases} case(s) x {repeat} repeat(s)", ""]
     lines += _table(rows)
-    aggregates = report.aggregates
     if aggregates:
         lines.append("")
         lines += _table([["evaluator", "pass rate", "mean", "stdev"]] + [
-            [name, f"{a.pass_rate:.0%}", f"{a.mean:.2f}", f"{a.stdev:.2f}"]
-            for name, a in aggregates.items()
+            [evaluator, f"{a.pass_rate:.0%}", f"{a.mean:.2f}", f"{a.stdev:.2f}"]
+            for evaluator, a in aggregates.items()
         ])
-    passed = sum(r.passed for r in report.results)
-    lines += ["", f"passed {passed} of {len(report.results)} ({report.pass_rate:.0%}); "
-                  f"agent cost ${report.cost_usd:.4f}, judge cost ${report.judge_cost_usd:.4f}"]
-    if report.stopped is not None:
-        lines.append(f"stopped early: {report.stopped}; not run: {', '.join(report.unfinished)}")
-    failures = report.failures()
+    passed = sum(r.passed for r in results)
+    rate = passed / len(results) if results else 0.0
+    cost = sum(r.cost_usd for r in results)
+    judged = sum(r.judge_cost_usd for r in results)
+    lines += ["", f"passed {passed} of {len(results)} ({rate:.0%}); "
+                  f"agent cost ${cost:.4f}, judge cost ${judged:.4f}"]
+    if stopped is not None:
+        lines.append(f"stopped early: {stopped}; not run: {', '.join(unfinished)}")
+    failures = [r for r in results if not r.passed]
     if failures:
         lines.append("failures:")
         for result in failures:

@@ -24,16 +24,16 @@ from agentkit.core.policies.audit import AuditRecord, audit_log_of
 from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.meter import metered
 from agentkit.core.runtime.context import RunContext, new_run_id
+from agentkit.evals.case import Case
 from agentkit.evals.progress import Progress
 from agentkit.evals.report import EvalReport
 from agentkit.evals.results import CaseResult
-from agentkit.evals.scores import EvalContext, Score, score
+from agentkit.evals.scores import EvalContext, Evaluator, Score, score
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
-    from agentkit.evals.case import Case, Dataset
 
-__all__ = ["EVAL_RUNS_LOG", "evaluate"]
+__all__ = ["EVAL_RUNS_LOG", "run_eval"]
 
 EVAL_RUNS_LOG = "eval_runs"
 """The store log where each eval run is noted: ``{"eval", "eval_id", "case_id",
@@ -79,22 +79,24 @@ def _run_error(result: AgentResult) -> str | None:
 
 
 class _Eval:
-    """One call of :func:`evaluate`: the shared settings of every run."""
+    """One call of :func:`run_eval`: the shared settings of every run."""
 
-    def __init__(self, dataset: Dataset, agent: Agent, factory: Callable[[], RunContext],
+    def __init__(self, name: str, cases: Sequence[Case], evaluators: Sequence[Evaluator],
+                 names: Sequence[str], agent: Agent, factory: Callable[[], RunContext],
                  timeout: float | None, budget: Budget | None) -> None:
-        self.dataset = dataset
+        self.name = name
+        self.evaluators = tuple(evaluators)
         self.agent = agent
         self.factory = factory
         self.timeout = timeout
         self.budget = budget
-        self.names = dataset.evaluator_names()
-        self.eval_id = f"{_slug(dataset.name)}-{new_run_id()[:8]}"
+        self.names = tuple(names)
+        self.eval_id = f"{_slug(name)}-{new_run_id()[:8]}"
         # Two case ids may slug alike ("a b", "a-b"); their runs must not share an id,
         # or their checkpoints and audit records would mix.
         self.slugs: dict[int, str] = {}
         taken: set[str] = set()
-        for index, case in enumerate(dataset.cases, 1):
+        for index, case in enumerate(cases, 1):
             slug = _slug(str(case.id))
             if slug in taken:
                 slug = f"{slug}~{index}"
@@ -146,7 +148,7 @@ class _Eval:
         played: list[tuple[RunContext, AgentResult, float]] = []
         try:
             await base.store.append(EVAL_RUNS_LOG, {
-                "eval": self.dataset.name, "eval_id": self.eval_id, "case_id": case.id,
+                "eval": self.name, "eval_id": self.eval_id, "case_id": case.id,
                 "repeat": repeat, "run_id": run_id, "turn_run_ids": turn_ids,
                 "agent": self.agent.name,
             })
@@ -205,7 +207,7 @@ class _Eval:
                 result=result, trajectory=_trajectory(result),
                 audit=await _audit_records(ctx), latency_s=turn_latency, turn=turn,
             )
-            for name, evaluator in zip(self.names, self.dataset.evaluators, strict=True):
+            for name, evaluator in zip(self.names, self.evaluators, strict=True):
                 scores[prefix + name] = await score(evaluator, view)
         last = played[-1][1]
         usage = sum((r.usage for _, r, _ in played), Usage())
@@ -234,33 +236,28 @@ def _checked(repeat: int, max_concurrency: int, timeout: float | None, budget: A
         raise TypeError(f"budget= takes an agentkit.core.policies.Budget, got {budget!r}")
 
 
-async def evaluate(
-    dataset: Dataset,
+async def run_eval(
+    name: str,
+    cases: Sequence[Case],
+    evaluators: Sequence[Evaluator],
     agent: Agent,
     ctx_factory: Callable[[], RunContext],
     *,
+    names: Sequence[str],
     repeat: int = 1,
     max_concurrency: int = 8,
     timeout: float | None = None,
     budget: Budget | None = None,
     progress: bool = True,
 ) -> EvalReport:
-    """Run every case of ``dataset`` ``repeat`` times (at most ``max_concurrency`` at
-    once) and score each run with the dataset's evaluators.
-
-    ``ctx_factory()`` is called once per case × repeat. ``timeout`` bounds each case
-    (all its turns): a case past it fails with the reason. ``budget`` is shared by every
-    run (its ceilings count over the whole eval, enforced by the contexts' ``meter()``):
-    once spent, no new run starts, the run it stopped is not scored, and the report
-    says so (``stopped``, ``unfinished``). Progress goes to stderr unless
-    ``progress=False``.
-    """
+    """Run ``cases`` and score them with ``evaluators`` (filed under ``names``): what
+    ``Dataset.evaluate`` does."""
     _checked(repeat, max_concurrency, timeout, budget)
-    state = _Eval(dataset, agent, ctx_factory, timeout, budget)
-    jobs = [(case, r) for case in dataset.cases for r in range(repeat)]
+    state = _Eval(name, cases, evaluators, names, agent, ctx_factory, timeout, budget)
+    jobs = [(case, r) for case in cases for r in range(repeat)]
     found: list[CaseResult | None] = [None] * len(jobs)
     gate = asyncio.Semaphore(max_concurrency)
-    shown = Progress(dataset.name, len(jobs), enabled=progress)
+    shown = Progress(name, len(jobs), enabled=progress)
     started = datetime.now(UTC).isoformat(timespec="seconds")
 
     async def one(index: int, case: Case, r: int) -> None:
@@ -282,7 +279,7 @@ async def evaluate(
         f"{case.id}#{r + 1}" for (case, r), got in zip(jobs, found, strict=True) if got is None
     )
     return EvalReport(
-        name=dataset.name, eval_id=state.eval_id,
+        name=name, eval_id=state.eval_id,
         results=tuple(r for r in found if r is not None), evaluators=state.names,
         repeat=repeat, stopped=state.stopped if unfinished else None, unfinished=unfinished,
         metadata=FrozenDict({"agent": agent.name, "model": agent.model, "started": started}),
