@@ -27,7 +27,7 @@ async def test_cost_token_step_and_latency_limits(one_case: OneCase) -> None:
     result = await one_case(
         Case("hi"),
         [MaxCost(0.01), MaxCost(0.001), MaxTokens(120), MaxTokens(100), MaxSteps(1),
-         MaxSteps(0), MaxLatency(60.0)],
+         MaxSteps(0), MaxLatency(60.0), MaxLatency(0.0)],
         script=[Turn("Hello!", usage=PRICED)],
     )
     assert result.cost_usd == 0.003
@@ -40,6 +40,9 @@ async def test_cost_token_step_and_latency_limits(one_case: OneCase) -> None:
         Score(1.0, False, "1 model calls, more than 0"),
     ]
     assert result.scores["MaxLatency"].passed
+    too_slow = result.scores["MaxLatency#2"]
+    assert not too_slow.passed
+    assert too_slow.reason == f"took {too_slow.value:.3f}s, more than 0.0s"
 
 
 async def test_max_cost_fails_when_the_price_is_unknown(one_case: OneCase) -> None:
@@ -101,3 +104,10 @@ def test_a_judge_on_a_model_spec_uses_that_provider_and_model(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     judge = LLMJudge("Be kind.", model="openai:gpt-4o-mini")
     assert (type(judge.llm), judge.model_id) == (OpenAILLM, "gpt-4o-mini")
+
+
+async def test_a_passing_verdict_passes(one_case: OneCase) -> None:
+    judge = LLMJudge("Be kind.", model=FakeLLM(verdict(True, 0.9, "Kind and accurate.")))
+    result = await one_case(Case("hi"), [judge], script=[Turn("Hello, friend!")])
+    assert result.scores["LLMJudge"] == Score(0.9, True, "Kind and accurate.")
+    assert result.passed
