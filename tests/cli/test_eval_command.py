@@ -89,7 +89,8 @@ def test_a_regression_against_the_baseline_exits_1(here: Path) -> None:
      "--baseline: missing.json: cannot read an eval report: [Errno 2] No such file or "
      "directory: 'missing.json'"),
     (["support_evals:dataset", "--agent", "support_evals:agent", "--model", "nope"],
-     "model spec 'nope' is not PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai']; "
+     "model spec 'nope' is not PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai', "
+     "'openai-chat']; "
      "e.g. anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, "
      "openai:llama3.1@http://localhost:11434/v1"),
 ])

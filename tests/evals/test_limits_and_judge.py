@@ -99,11 +99,11 @@ async def test_a_judge_that_never_gives_a_verdict_is_an_evaluator_error(
 def test_a_judge_on_a_model_spec_uses_that_provider_and_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from agentkit.providers.openai import OpenAILLM
+    from agentkit.providers.openai_responses import OpenAIResponsesLLM
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     judge = LLMJudge("Be kind.", model="openai:gpt-4o-mini")
-    assert (type(judge.llm), judge.model_id) == (OpenAILLM, "gpt-4o-mini")
+    assert (type(judge.llm), judge.model_id) == (OpenAIResponsesLLM, "gpt-4o-mini")
 
 
 async def test_a_passing_verdict_passes(one_case: OneCase) -> None:
