@@ -46,6 +46,7 @@ _HOMES = {
     "Turn": "agentkit.core.testing.fake_llm",
     "UnpricedModel": "agentkit.core.contracts.errors",
     "UnsupportedMedia": "agentkit.core.contracts.errors",
+    "UnsupportedSchema": "agentkit.core.contracts.errors",
     "UnsupportedSetting": "agentkit.core.contracts.errors",
     "VersionConflict": "agentkit.core.contracts.errors",
     "make_ctx": "agentkit.core.assembly",
@@ -86,6 +87,7 @@ __all__ = [
     "Turn",
     "UnpricedModel",
     "UnsupportedMedia",
+    "UnsupportedSchema",
     "UnsupportedSetting",
     "VersionConflict",
     "__version__",
@@ -123,6 +125,7 @@ if TYPE_CHECKING:
         ToolShapeError,
         UnpricedModel,
         UnsupportedMedia,
+        UnsupportedSchema,
         UnsupportedSetting,
         VersionConflict,
     )
