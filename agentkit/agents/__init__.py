@@ -17,6 +17,7 @@ from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import (
     CheckpointCorrupt,
+    InvalidDecision,
     OutputCoercionError,
     RunNotResumable,
     RunTakenOver,
@@ -35,6 +36,7 @@ __all__ = [
     "FinalEvent",
     "HistoryPolicy",
     "InterruptEvent",
+    "InvalidDecision",
     "ModelSettings",
     "OutputCoercionError",
     "RunNotResumable",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from agentkit.core.contracts.types import Autonomy
+from agentkit.core.contracts.ports import Tool
+from agentkit.core.contracts.traits import traits_of
+from agentkit.core.contracts.types import Autonomy, ToolCall
 
-__all__ = ["Autonomy", "should_gate"]
+__all__ = ["Autonomy", "key_step", "should_gate"]
 
 
 def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: bool) -> bool:
@@ -27,3 +29,10 @@ def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: boo
     if tier is Autonomy.GATED:
         return key_step
     return False
+
+
+def key_step(tool: Tool, call: ToolCall) -> bool:
+    """Whether this call changes the world: the tool's declaration, unless the tool can
+    tell that this particular call only reads (as FileTool's ``view`` does)."""
+    traits = traits_of(tool)
+    return traits.side_effecting and not traits.is_read_only_call(call.arguments)

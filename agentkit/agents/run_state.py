@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentkit.agents.decisions import PendingKind
 from agentkit.agents.result import Suspended
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Message, ModelSettings, ToolCall, Usage
@@ -20,7 +21,6 @@ __all__ = ["PendingKind", "RunState", "RunStatus", "SubRun"]
 RunStatus = Literal[
     "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
-PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation", "nested"]
 
 TERMINAL: frozenset[str] = frozenset(
     {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}

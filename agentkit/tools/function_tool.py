@@ -98,6 +98,7 @@ class FunctionTool:
         "_binder",
         "_is_async",
         "_output",
+        "delegate",
         "description",
         "fn",
         "name",
@@ -118,6 +119,9 @@ class FunctionTool:
     side_effecting: bool
     requires_approval: bool
     url_arg: str | tuple[str, ...] | None
+    delegate: Any
+    """What the tool hands its task to, for a tool made by ``as_tool`` (an Agent, a
+    Workflow); None for every other tool."""
 
     def __init__(
         self,
@@ -154,6 +158,7 @@ class FunctionTool:
         )
         self._is_async = _is_async(fn)
         self.fn = fn
+        self.delegate = None
         url_paths = resolve_url_paths(self.name, url_arg, info.annotations)
         self.url_arg = url_arg if url_arg is None or isinstance(url_arg, str) else tuple(url_arg)
         if not isinstance(cost_usd, int | float) or isinstance(cost_usd, bool) or cost_usd < 0:

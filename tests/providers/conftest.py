@@ -117,8 +117,8 @@ class WireServer:
         return [r.body for r in self.requests]
 
 
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
+def serving() -> Iterator[WireServer]:
+    """A started server, shut down when the generator is closed (a fixture's body)."""
     server = WireServer()
     server.thread.start()
     try:
@@ -126,6 +126,11 @@ def wire() -> Iterator[WireServer]:
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+@pytest.fixture
+def wire() -> Iterator[WireServer]:
+    yield from serving()
 
 
 @pytest.fixture

@@ -17,7 +17,9 @@
     │   ├── UnpricedModel
     │   └── RunNotResumable
     │       └── RunTakenOver
-    ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
+    ├── InvalidDecision (ValueError)       a decision that does not fit what the run waits for
+    ├── WaitsForPerson                     a call waits for a person: an outcome, not a failure
+    │   └── HumanInputRequired               a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
     │   ├── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
     │   ├── UnsupportedMedia (ValueError)    a media part it cannot take, or too big
@@ -37,17 +39,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentkit.core.contracts._quote import cut, quote_names
-
-_MAX_REASON = 500  # characters of one reason an error message carries
-
-
-def _cut(text: str) -> str:
-    return cut(text, _MAX_REASON)
-
-
-def _quote_text(text: str) -> str:
-    return repr(cut(text, 200))
+from agentkit.core.contracts._quote import cut, cut_reason, quote_names, quote_text
 
 
 class AgentkitError(Exception):
@@ -70,28 +62,19 @@ class ToolArgumentError(ModelCallError, ValueError):
     """
 
     def __init__(
-        self,
-        tool: str,
-        *,
-        missing: Sequence[str] = (),
-        unexpected: Sequence[str] = (),
-        invalid: Sequence[tuple[str, str]] = (),
-        accepted: Sequence[str] = (),
+        self, tool: str, *, missing: Sequence[str] = (), unexpected: Sequence[str] = (),
+        invalid: Sequence[tuple[str, str]] = (), accepted: Sequence[str] = (),
         call_id: str | None = None,
     ) -> None:
-        self.tool = tool
-        self.missing = tuple(missing)
-        self.unexpected = tuple(unexpected)
-        self.invalid = tuple(invalid)
-        self.accepted = tuple(accepted)
-        self.call_id = call_id
+        self.tool, self.missing, self.unexpected = tool, tuple(missing), tuple(unexpected)
+        self.invalid, self.accepted, self.call_id = tuple(invalid), tuple(accepted), call_id
         problems = []
         if self.missing:
             problems.append(f"missing required argument(s) {list(self.missing)}")
         if self.unexpected:
             problems.append(f"unexpected argument(s) {quote_names(self.unexpected)}")
         if self.invalid:
-            details = "; ".join(f"{name}: {_cut(reason)}" for name, reason in self.invalid)
+            details = "; ".join(f"{name}: {cut_reason(reason)}" for name, reason in self.invalid)
             problems.append(f"invalid argument(s): {details}")
         super().__init__(
             f"tool {tool!r} call rejected: {'; '.join(problems)}. "
@@ -115,10 +98,7 @@ class OutputCoercionError(ModelCallError, ValueError):
     repair turn that told it what was wrong."""
 
     def __init__(self, agent: str, expected: str, reason: str, raw: str) -> None:
-        self.agent = agent
-        self.expected = expected
-        self.reason = reason
-        self.raw = raw
+        self.agent, self.expected, self.reason, self.raw = agent, expected, reason, raw
         super().__init__(
             f"agent {agent!r}: the model's answer is not a valid {expected} after a repair "
             f"turn: {reason}"
@@ -129,10 +109,7 @@ class ToolShapeError(AgentkitError, ValueError):
     """A tool returned a value that does not match its declared output schema."""
 
     def __init__(self, tool: str, raw: object, expected: str, reason: str = "") -> None:
-        self.tool = tool
-        self.raw = raw
-        self.expected = expected
-        self.reason = reason
+        self.tool, self.raw, self.expected, self.reason = tool, raw, expected, reason
         super().__init__(f"tool {tool!r} returned value not matching schema {expected!r}")
 
 
@@ -176,8 +153,8 @@ class EgressRefused(ModelCallError, ValueError):
         self.url = url
         self.reason = reason
         super().__init__(
-            f"tool {tool!r} call refused: argument {argument!r} = {_quote_text(url)} is not "
-            f"allowed: {_cut(reason)}"
+            f"tool {tool!r} call refused: argument {argument!r} = {quote_text(url)} is not "
+            f"allowed: {cut_reason(reason)}"
         )
 
 
@@ -243,6 +220,25 @@ class ProviderError(AgentkitError):
         super().__init__(message)
 
 
+class UnservedModel(ProviderError, LookupError):
+    """An agent's model names a provider its context neither holds nor can build, or
+    names none where the context holds several: refused before the run starts.
+
+    ``available`` lists the providers the context holds (built or given).
+    """
+
+    def __init__(
+        self, model: str, reason: str, *, available: tuple[str, ...], run_id: str | None = None
+    ) -> None:
+        self.model = model
+        self.reason = reason
+        self.available = available
+        self.run_id = run_id
+        where = f"run {run_id}: " if run_id else ""
+        super().__init__(f"{where}model {model!r} {reason}", provider="routing",
+                         transient=False, kind="unserved_model")
+
+
 class UnsupportedSetting(ProviderError, ValueError):
     """A provider cannot honour a :class:`ModelSettings` field, so it refuses the request
     before sending it rather than dropping the setting silently."""
@@ -297,7 +293,7 @@ class UnsupportedSchema(ProviderError, ValueError):
         self.reason = reason
         super().__init__(
             f"{provider} cannot express tool {tool!r}'s parameter schema: {construct}: "
-            f"{_cut(reason)}. Simplify the tool's parameters, or use a provider that "
+            f"{cut_reason(reason)}. Simplify the tool's parameters, or use a provider that "
             "accepts the construct",
             provider=provider,
             transient=False,
@@ -344,6 +340,44 @@ class RunTakenOver(RunNotResumable):
         super().__init__(
             run_id,
             "another worker took it over and saved a newer checkpoint; this worker stopped",
+        )
+
+
+class InvalidDecision(AgentkitError, ValueError):
+    """A resume's decisions do not fit what the run waits for; nothing changed. ``pending``
+    maps each waiting id to what it waits for; ``unknown`` (ids not pending), ``invalid``,
+    ``accepted`` and ``waits`` (by id) say what was wrong and what each call accepts."""
+
+    def __init__(
+        self, run_id: str, *, pending: Mapping[str, str], unknown: Sequence[str] = (),
+        invalid: Mapping[str, Any] | None = None, accepted: Mapping[str, str] | None = None,
+        waits: Mapping[str, str] | None = None, workflow: str | None = None,
+    ) -> None:
+        self.run_id, self.pending, self.unknown = run_id, dict(pending), tuple(unknown)
+        self.invalid, self.accepted = dict(invalid or {}), dict(accepted or {})
+        self.waits, self.workflow = dict(waits or {}), workflow
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        gates = [i for i, kind in self.pending.items() if kind == "gate"]
+        bad_gates = {i: d for i, d in self.invalid.items() if i in gates}
+        if self.workflow is not None and (self.unknown or bad_gates):
+            paths = [i for i in self.pending if i not in gates]
+            also = f" and calls waiting in agent steps {paths} to their decisions" if paths else ""
+            return (
+                f"workflow {self.workflow!r}: decisions must map pending gates {gates} to "
+                f"'approve' or 'reject'{also}; unknown gates {list(self.unknown)}, "
+                f"invalid values {bad_gates}"
+            )
+        if self.unknown:
+            return (
+                f"run {self.run_id!r}: decisions name call id(s) {list(self.unknown)} that "
+                f"are not pending; pending calls: {sorted(self.pending)}"
+            )
+        call_id, decision = next(iter(self.invalid.items()))
+        return (
+            f"run {self.run_id!r}: call {call_id!r} {self.waits.get(call_id, 'waits')}; its "
+            f"decision must be {self.accepted.get(call_id, '?')}, got {decision!r}"
         )
 
 
@@ -415,7 +449,14 @@ class SessionBusy(AgentkitError):
         )
 
 
-class HumanInputRequired(AgentkitError):
+class WaitsForPerson(AgentkitError):
+    """A tool call cannot finish before a person decides or answers (``waiting`` says
+    what for); the tool chain passes it up as a ``Waiting`` outcome, never a failure."""
+
+    waiting: str = "a person"
+
+
+class HumanInputRequired(WaitsForPerson):
     """A tool, mid-call, needs a person's answer (an MCP server's elicitation).
 
     Inside an agent loop the run suspends (``awaiting_input``) with the question in
@@ -426,11 +467,9 @@ class HumanInputRequired(AgentkitError):
     def __init__(
         self, tool: str, message: str, schema: Mapping[str, Any] | None = None, source: str = ""
     ) -> None:
-        self.tool = tool
-        self.message = message
-        self.schema = schema
-        self.source = source
+        self.tool, self.message, self.schema, self.source = tool, message, schema, source
         origin = f" (asked by {source})" if source else ""
+        self.waiting = f"elicitation: {message}"
         super().__init__(f"tool {tool!r} needs a person's answer{origin}: {message}")
 
 

@@ -11,16 +11,19 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
-from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
+from agentkit.agents.outcomes import Answered, Stopped
+from agentkit.core.contracts.errors import RunError, SessionBusy
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
-from agentkit.core.policies.budget import Budget
+from agentkit.core.policies.budget import Budget, run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
 from agentkit.integrations.temporal._values import (
     PayloadTooLarge,
     RunOptions,
     error_fields,
+    job_from,
+    outcome_fields,
     pack,
     pack_within,
     unpack,
@@ -42,24 +45,6 @@ T = TypeVar("T")
 
 _LIMIT = RunOptions().max_payload_bytes
 """The limit for jobs scheduled before runs named theirs."""
-
-
-def run_budget(
-    template: BudgetLedger | None, spent: tuple[int, int] = (0, 0)
-) -> BudgetLedger | None:
-    """The budget of one activity of a run: ``template``'s ceilings (the worker's base
-    context's :class:`Budget`), starting from what the run has ``spent`` so far (metered
-    calls, nano-dollars). Anything but a Budget is shared as it is."""
-    if not isinstance(template, Budget):
-        return template
-    budget = Budget(
-        max_cost_usd=template.max_cost_usd,
-        max_calls=template.max_calls,
-        max_depth=template.max_depth,
-        max_concurrency=template.max_concurrency,
-    )
-    budget.calls, budget._spent = spent
-    return budget
 
 
 def _spent_since(budget: BudgetLedger | None, spent: tuple[int, int]) -> tuple[int, int]:
@@ -181,41 +166,31 @@ class AgentActivities:
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
-        job = unpack(payload, "tool call")
-        agent = self._agent(job["agent"])
+        """One tool call of a run: its outcome, waiting for a person included (a
+        question mid-call, a sub-run that suspended, its checkpoint in this worker's
+        store, which a later job with ``wake`` continues)."""
+        given = unpack(payload, "tool call")
+        agent = self._agent(given["agent"])
         registry = getattr(agent.cognition, "tools", None)
         if registry is None:
             raise ApplicationError(
                 f"agent {agent.name!r} has no tools", type="NoTools", non_retryable=True
             )
-        ctx, spent = self._ctx(job)
-        try:
-            call = job["call"]
-            content, is_error, attached = await _in_span(
-                ctx, f"tool_call {call.name}",
-                execute_tool_call(ctx, call, job["arguments"], registry, model=agent.model),
-            )
-        except RunError as exc:
-            return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
-        except HumanInputRequired as exc:
-            # A question mid-call (an MCP server's elicitation) would need the workflow
-            # to suspend inside an activity; runs on Temporal do not support it yet.
-            content, is_error, attached = (
-                f"The tool {exc.tool!r} asked a person a question mid-call ({exc.message}), "
-                "which agent runs on Temporal cannot put to anyone yet, so it did not finish.",
-                True,
-                (),
-            )
-        used = _spent_since(ctx.budget, spent)
-        answer = {"content": content, "is_error": is_error, "attachments": attached,
-                  "spent": used}
-        limit = job.get("limit", _LIMIT)
-        text = pack(answer)
+        job = job_from(given, agent.model)
+        ctx = run_context(self.base, job.run_id, job.scope, job.autonomy, job.spent)
+        outcome = await _in_span(
+            ctx, f"tool_call {job.call.name}", execute_tool_call(ctx, job, registry)
+        )
+        spent = _spent_since(ctx.budget, job.spent)
+        if isinstance(outcome, Stopped):
+            return pack({"stop": error_fields(outcome.error), "spent": spent})
+        limit = given.get("limit", _LIMIT)
+        text = pack({**outcome_fields(outcome), "spent": spent})
         if len(text) <= limit:
             return text
         # The call ran: say so, so it is neither retried nor reported as unknown.
-        return pack({"content": _too_large(call.name, len(text), limit), "is_error": True,
-                     "attachments": (), "spent": used})
+        too_large = Answered(_too_large(job.call.name, len(text), limit), True)
+        return pack({**outcome_fields(too_large), "spent": spent})
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:
