@@ -41,7 +41,7 @@ from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM, Turn
 from agentkit.tools import tool
 
-__all__ = ["run_demo"]
+__all__ = ["run_demo", "support_agent"]
 
 _ORDERS: Mapping[str, Mapping[str, Any]] = {
     "A-1042": {"item": "espresso machine", "paid_usd": 129.0, "status": "delivered"},
@@ -91,6 +91,17 @@ _SCRIPT = (
     ),
 )
 _BUDGET_USD = 0.50
+
+
+def support_agent(model: str = "fake") -> Agent:
+    """The demo's support agent on ``model``: it looks orders up and refunds them, each
+    refund waiting for a human (evals and examples use it as the demo does)."""
+    return Agent(
+        "support",
+        model,
+        _PROMPT,
+        cognition=ReActCognition(tools=[lookup_order, issue_refund], max_iterations=8),
+    )
 
 
 def _say(label: str, text: str) -> None:
@@ -167,12 +178,7 @@ async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
     priced = scripted or DEFAULT_PRICES.price(model) is not None
     budget = Budget(max_cost_usd=_BUDGET_USD if priced else None, max_calls=30)
     ctx = make_ctx(llm, budget=budget)
-    agent = Agent(
-        "support",
-        model,
-        _PROMPT,
-        cognition=ReActCognition(tools=[lookup_order, issue_refund], max_iterations=8),
-    )
+    agent = support_agent(model)
     if scripted:
         print("agentkit demo: SCRIPTED and offline. No model is called: FakeLLM plays the")
         print("model from the script in agentkit/demo.py. With a real model:")

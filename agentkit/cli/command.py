@@ -67,6 +67,16 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                        help="an Origin header to accept (repeatable; default: the allowed hosts)")
 
+    evals = commands.add_parser("eval", help="run a dataset of cases against an agent and score it")
+    evals.add_argument("target", metavar="MODULE:DATASET", help="where the Dataset is")
+    evals.add_argument("--agent", required=True, metavar="MODULE:AGENT", help="the Agent to run")
+    evals.add_argument("--repeat", type=int, default=1, metavar="N", help="runs per case")
+    evals.add_argument("--json", metavar="OUT.json", help="write the report as JSON")
+    evals.add_argument("--junit", metavar="OUT.xml", help="write the report as JUnit XML")
+    evals.add_argument("--baseline", metavar="OLD.json", help="compare with an earlier --json")
+    evals.add_argument("--model", help="a model spec (default: $AGENTKIT_MODEL, else the "
+                       "agent's own model and its module's ctx_factory())")
+
     http = commands.add_parser("serve", help="serve agents over HTTP, with one approval inbox")
     http.add_argument("target", metavar="MODULE[:ATTR]", help="where the agents are")
     http.add_argument("--store", required=True, metavar="URL",
@@ -110,6 +120,13 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             args.target, http=args.http, name=args.name, token_env=args.token_env,
             insecure_no_auth=args.insecure_no_auth, allow_hosts=args.allow_host,
             allow_origins=args.allow_origin,
+        )
+    if args.command == "eval":
+        from agentkit.cli.evals import eval_command
+
+        return eval_command(
+            args.target, agent=args.agent, repeat=args.repeat, json_path=args.json,
+            junit_path=args.junit, baseline=args.baseline, model=args.model,
         )
     if args.command == "serve":
         from agentkit.cli.serve import serve_agents_command

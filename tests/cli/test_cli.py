@@ -22,7 +22,7 @@ def agentkit_cmd(*args: str, cwd: Path = HERE) -> subprocess.CompletedProcess[st
 def test_help_lists_the_commands() -> None:
     result = agentkit_cmd("--help")
     assert result.returncode == 0
-    for command in ("demo", "tools", "mcp"):
+    for command in ("demo", "tools", "mcp", "eval"):
         assert command in result.stdout
 
 

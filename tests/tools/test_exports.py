@@ -32,6 +32,7 @@ PACKAGES = [
     "agentkit.tools.declarations",
     "agentkit.tools.files",
     "agentkit.state.memory",
+    "agentkit.evals",
 ]
 
 

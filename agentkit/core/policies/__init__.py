@@ -6,14 +6,14 @@ from agentkit.core.contracts.errors import (
     UnpricedModel,
     is_transient,
 )
-from agentkit.core.policies.audit import AuditRecord, audit
+from agentkit.core.policies.audit import AuditRecord, audit, audit_log_of
 from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.chains import default_chat_chain, default_tool_chain
 from agentkit.core.policies.circuit import CircuitOpen, circuit_breaker
 from agentkit.core.policies.egress import check_url, egress
 from agentkit.core.policies.idempotent import idempotent
 from agentkit.core.policies.memoize import memoize
-from agentkit.core.policies.meter import meter
+from agentkit.core.policies.meter import meter, metered
 from agentkit.core.policies.prices import DEFAULT_PRICES, ModelPrice, PriceTable
 from agentkit.core.policies.retry import exponential_backoff, retry, under_retry
 from agentkit.core.policies.tracing import tracing
@@ -29,6 +29,7 @@ __all__ = [
     "PriceTable",
     "UnpricedModel",
     "audit",
+    "audit_log_of",
     "check_url",
     "circuit_breaker",
     "default_chat_chain",
@@ -39,6 +40,7 @@ __all__ = [
     "is_transient",
     "memoize",
     "meter",
+    "metered",
     "retry",
     "tracing",
     "under_retry",

@@ -27,7 +27,7 @@ from agentkit.core.policies._keys import hash_arguments, hash_value
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["AuditRecord", "audit"]
+__all__ = ["AuditRecord", "audit", "audit_log_of"]
 
 _log = logging.getLogger("agentkit.audit")
 
@@ -63,6 +63,9 @@ class AuditRecord:
     """The error's type name, when there was one."""
     arguments: FrozenDict[str, Any] | None = field(default=None)
     """The raw arguments, only with ``include_arguments=True``."""
+    side_effecting: bool | None = field(default=None, kw_only=True)
+    """Whether the call was declared side-effecting (by the request or the tool); None
+    in records written before agentkit recorded it."""
 
 
 def audit(
@@ -71,6 +74,15 @@ def audit(
     """Append an :class:`AuditRecord` for every tool call to ``store``'s log ``log``
     (default: the context's store). A failing store is logged and never breaks a call."""
     return _Audit(store, log, include_arguments)
+
+
+def audit_log_of(ctx: RunContext) -> tuple[Store, str] | None:
+    """Where the audit() in ``ctx``'s tool chain appends its records: the store and the
+    log name, or None when the chain has no audit() (evals read a run's records here)."""
+    for mw in ctx.invoker.tool_middleware:
+        if isinstance(mw, _Audit):
+            return (mw._store if mw._store is not None else ctx.store), mw._log
+    return None
 
 
 class _Audit:
@@ -128,6 +140,7 @@ class _Audit:
             time=time.time(),
             error=None if error is None else type(error).__name__,
             arguments=FrozenDict(request.arguments) if self._include else None,
+            side_effecting=request.is_side_effecting,
         )
         store = self._store if self._store is not None else ctx.store
         try:

@@ -11,7 +11,7 @@ from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["meter"]
+__all__ = ["meter", "metered"]
 
 _DEFAULT_OUTPUT_RESERVE = 4096
 """Output tokens reserved for a model call that sets no ``max_tokens``."""
@@ -37,6 +37,12 @@ def meter(
     (:class:`UnpricedModel`) rather than run at an unknown cost.
     """
     return _Meter(prices, output_reserve)
+
+
+def metered(ctx: RunContext) -> bool:
+    """True when ``ctx``'s chat chain holds a meter(), so ``ctx.budget`` is enforced on
+    its model calls (a context from ``make_test_ctx`` has none unless you pass one)."""
+    return any(isinstance(mw, _Meter) for mw in ctx.invoker.chat_middleware)
 
 
 def _write_lifetime(llm: object) -> CacheTTL:

@@ -87,3 +87,34 @@ async def test_a_broken_audit_store_never_breaks_the_call() -> None:
     ctx = make_test_ctx(tool_middleware=[audit(Broken())])
     request = ToolRequest("charge_card", {"card_token": "tok", "amount": 5}, charge_card)
     assert await ctx.invoker.invoke_tool(request, ctx) == "receipt for 5"
+
+
+async def test_records_say_whether_the_call_was_side_effecting() -> None:
+    llm = FakeLLM.script([
+        Turn(tool_calls=(
+            ToolCall("c1", "charge_card", {"card_token": "t", "amount": 5}),
+            ToolCall("c2", "fetch", {"url": "https://example.com/"}),
+        )),
+        Turn(content="done"),
+    ])
+    agent = Agent(name="billing", model="fake", prompt="p",
+                  cognition=ReActCognition(tools=[charge_card, fetch], max_concurrency=1))
+    ctx = make_test_ctx(llm=llm, tool_middleware=[audit()])
+    await agent.run("charge", ctx)
+
+    records = await ctx.store.list("audit")
+    assert [(r.tool, r.side_effecting) for r in records] == [
+        ("charge_card", True), ("fetch", False),
+    ]
+
+
+def test_audit_log_of_names_where_the_contexts_audit_writes() -> None:
+    from agentkit.core.policies import audit_log_of
+
+    own = InMemoryStore()
+    assert audit_log_of(make_test_ctx()) is None
+    ctx = make_test_ctx(tool_middleware=[audit()])
+    assert audit_log_of(ctx) == (ctx.store, "audit")
+    assert audit_log_of(make_test_ctx(tool_middleware=[idempotent(), audit(own, log="calls")])) == (
+        own, "calls",
+    )

@@ -211,3 +211,13 @@ async def test_a_ceiling_holds_o3_pro_to_its_own_price_not_o3s() -> None:
         await ctx.invoker.chat(dataclasses.replace(request, model="gpt-5-pro"), ctx)
     assert unpriced.value.model == "gpt-5-pro"
     assert len(llm.requests) == 1
+
+
+def test_metered_says_whether_the_contexts_chat_chain_enforces_a_budget() -> None:
+    from agentkit import make_ctx
+    from agentkit.core.policies import meter, metered
+
+    assert metered(make_ctx(FakeLLM("hi")))
+    assert not metered(make_test_ctx())
+    assert metered(make_test_ctx(chat_middleware=[meter()]))
+    assert not metered(make_test_ctx(tool_middleware=[meter()]))  # model calls unmetered
