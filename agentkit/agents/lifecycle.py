@@ -19,6 +19,7 @@ from agentkit.agents.conversation import Opening, commit_turn, continued, join_s
 from agentkit.agents.decisions import checked, routed
 from agentkit.agents.effects import Effects, InProcessEffects
 from agentkit.agents.history import HistoryPolicy
+from agentkit.agents.registry import register_run
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, RunAgent
 from agentkit.agents.run_state import TERMINAL, RunState
@@ -216,6 +217,15 @@ async def _claim(run: AgentRun, refusal: str) -> None:
         await run.save()  # the claim: a compare-and-set over what was loaded
     except RunTakenOver:
         raise RunNotResumable(run.run_id, refusal) from None
+    await _registered(run)
+
+
+async def _registered(run: AgentRun, result: AgentResult | None = None) -> None:
+    """Keep the run registry's record of ``run``: where runs are claimed and where they
+    stop advancing, so every face lists the same runs. A run on an engine that keeps its
+    own history (Temporal's effects) is not written from inside that engine."""
+    if isinstance(run.effects, InProcessEffects):
+        await register_run(run, result)
 
 
 def check_models(agent: Any, ctx: RunContext) -> None:
@@ -479,8 +489,10 @@ async def _advance(agent: LifecycleAgent, run: AgentRun) -> AgentResult:
         # Final, not transient: end the checkpoint too, or the run id stays "running"
         # and a new run on it is refused with advice to resume.
         await run.stop("error", exc)
+        await _registered(run)
         raise
     result = run.result()
+    await _registered(run, result)
     if run.session is not None and run.status == "complete":
         await commit_turn(run, result)
     return result

@@ -67,6 +67,21 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                        help="an Origin header to accept (repeatable; default: the allowed hosts)")
 
+    http = commands.add_parser("serve", help="serve agents over HTTP, with one approval inbox")
+    http.add_argument("target", metavar="MODULE[:ATTR]", help="where the agents are")
+    http.add_argument("--store", required=True, metavar="URL",
+                      help="memory:, sqlite:///runs.db or postgresql://... (keeps the runs)")
+    http.add_argument("--host", default="127.0.0.1", help="the address to bind")
+    http.add_argument("--port", type=int, default=8000, help="the port to bind")
+    http.add_argument("--token-env", metavar="NAME",
+                      help="one principal, operator, whose bearer token is read from $NAME")
+    http.add_argument("--tokens", metavar="FILE",
+                      help='a JSON object from token to {"name", "scopes", "can_decide"}')
+    http.add_argument("--allow-host", action="append", metavar="HOST:PORT",
+                      help="a Host header to accept (repeatable; default: the bound address)")
+    http.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                      help="an Origin header to accept (repeatable; default: the allowed hosts)")
+
     temporal = commands.add_parser("temporal", help="run agents on Temporal")
     temporal_commands = temporal.add_subparsers(dest="temporal_command", metavar="SUBCOMMAND")
     worker = temporal_commands.add_parser(
@@ -94,6 +109,14 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return serve_command(
             args.target, http=args.http, name=args.name, token_env=args.token_env,
             insecure_no_auth=args.insecure_no_auth, allow_hosts=args.allow_host,
+            allow_origins=args.allow_origin,
+        )
+    if args.command == "serve":
+        from agentkit.cli.serve import serve_agents_command
+
+        return serve_agents_command(
+            args.target, store=args.store, host=args.host, port=args.port,
+            token_env=args.token_env, tokens_file=args.tokens, allow_hosts=args.allow_host,
             allow_origins=args.allow_origin,
         )
     if args.command == "temporal" and args.temporal_command == "worker":

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
     from agentkit.core.contracts.types import (
         ChatRequest,
         LLMResult,
@@ -79,7 +80,7 @@ class ModelRouter(LLM, Protocol):
 
 
 class Store(Protocol):
-    """Key-value state with single-flight claims and append-only logs.
+    """Key-value state with single-flight claims, append-only logs and the run registry.
 
     ``get_or_set`` is the one atomic primitive idempotency needs: concurrent callers
     with the same key run ``factory`` once; a factory that raises stores nothing.
@@ -129,6 +130,19 @@ class Store(Protocol):
 
     async def list(self, log: str) -> tuple[Any, ...]:
         """Every value appended to ``log``, oldest first."""
+        ...
+
+    async def put_run(self, record: RunRecord) -> None:
+        """Write the registry record of a top-level run, replacing the one before
+        (whose ``created`` is kept)."""
+        ...
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The registry record of ``run_id``, or None for a run never registered."""
+        ...
+
+    async def list_runs(self, query: RunQuery) -> RunPage:
+        """One page of registered runs matching ``query``, newest first, from an index."""
         ...
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentkit.core.contracts.errors import BudgetExceeded
+from agentkit.core.contracts.ports import BudgetLedger
 
-__all__ = ["Budget"]
+__all__ = ["Budget", "run_budget"]
 
 _NANOS = 1_000_000_000
 
@@ -83,3 +84,21 @@ class Budget:
         self.in_flight -= 1
         self._reserved -= reservation
         self._spent += _to_nanos(cost_usd)
+
+
+def run_budget(
+    template: BudgetLedger | None, spent: tuple[int, int] = (0, 0)
+) -> BudgetLedger | None:
+    """The budget of one run (or one activity of it) on a shared base context:
+    ``template``'s ceilings, starting from what the run has ``spent`` so far (metered
+    calls, nano-dollars). Anything but a Budget is shared as it is."""
+    if not isinstance(template, Budget):
+        return template
+    budget = Budget(
+        max_cost_usd=template.max_cost_usd,
+        max_calls=template.max_calls,
+        max_depth=template.max_depth,
+        max_concurrency=template.max_concurrency,
+    )
+    budget.calls, budget._spent = spent
+    return budget

@@ -133,24 +133,28 @@ class RunContext:
         budget: BudgetLedger | _Keep | None = _KEEP,
         cancel: CancelToken | None = None,
         depth: int | None = None,
+        tracer: Tracer | _Keep | None = _KEEP,
+        store: Store | None = None,
     ) -> RunContext:
         """A context for run ``run_id`` on the same services (model, store, invoker,
         checkpointer, tracer, observer, nesting limit).
 
         Everything not given is this context's: its scope, autonomy, budget, cancel
-        token and depth. Resuming a run from a fresh context keeps them all; a Temporal
-        activity gives the run's own scope, autonomy, budget and cancel token.
+        token, depth and tracer (a served run records its own trace), and its store
+        (``agentkit serve --store`` gives another; a checkpointer of its own stays).
+        Resuming a run from a fresh context keeps them all; a Temporal activity gives
+        the run's own scope, autonomy, budget and cancel token.
         """
         return RunContext(
             llm=self.llm,
-            store=self.store,
+            store=self.store if store is None else store,
             invoker=self.invoker,
             scope=self.scope if scope is None else scope,
             correlation_id=run_id,
             autonomy=self.autonomy if autonomy is None else autonomy,
             budget=self.budget if isinstance(budget, _Keep) else budget,
             checkpointer=self.checkpointer,
-            tracer=self.tracer,
+            tracer=self.tracer if isinstance(tracer, _Keep) else tracer,
             observer=self.observer,
             cancel=self.cancel if cancel is None else cancel,
             depth=self.depth if depth is None else depth,

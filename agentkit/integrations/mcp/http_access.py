@@ -6,48 +6,29 @@
   connection is closed unseen: the MCP endpoint has none.
 * Without a token the server binds only to a loopback address, unless the caller says
   ``insecure_no_auth=True`` (``--insecure-no-auth``) out loud.
-* DNS-rebinding protection is always on: the ``Host`` header must be one of the allowed
-  hosts and a browser's ``Origin`` one of the allowed origins. They default to the bound
-  address (a loopback bind also accepts its other loopback spellings, ``localhost``,
-  ``127.0.0.1`` and ``[::1]``, on the same port). A wildcard bind (``0.0.0.0``, ``::``)
-  has no address of its own for clients to name, so it needs ``allowed_hosts``.
+* DNS-rebinding protection is always on, with the hosts and origins
+  :mod:`agentkit.integrations.http_hosts` allows (the bound address by default).
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agentkit.integrations.http_hosts import allowed_hosts as _allowed_hosts
+from agentkit.integrations.http_hosts import allowed_origins as _allowed_origins
+from agentkit.integrations.http_hosts import is_loopback
 from agentkit.integrations.mcp.contexts import PRINCIPAL_SCOPE_KEY
 
 __all__ = ["BearerAuth", "check_exposure", "is_loopback", "transport_security"]
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _POLICY_VIOLATION = 1008
 """The WebSocket close code for a connection the server refuses on principle."""
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback IP addresses."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _is_wildcard(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_unspecified
-    except ValueError:
-        return False
 
 
 def check_exposure(host: str, auth_token: str | None, insecure_no_auth: bool) -> None:
@@ -66,10 +47,6 @@ def check_exposure(host: str, auth_token: str | None, insecure_no_auth: bool) ->
         )
 
 
-def _host_header(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
-
-
 def transport_security(
     host: str,
     port: int,
@@ -80,22 +57,13 @@ def transport_security(
 
     Raises ValueError for a wildcard bind without ``allowed_hosts``.
     """
-    if allowed_hosts is None:
-        if _is_wildcard(host):
-            raise ValueError(
-                f"{host!r} listens on every address, so there is no one Host value to "
-                "accept: name the host names clients use, e.g. --allow-host "
-                f"mcp.example.com:{port} (allowed_hosts=[...])"
-            )
-        names = _LOOPBACK_NAMES if is_loopback(host) else (host,)
-        allowed_hosts = [_host_header(name, port) for name in names]
-    hosts = list(dict.fromkeys(allowed_hosts))
-    if allowed_origins is None:
-        allowed_origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    hosts = _allowed_hosts(
+        host, port, allowed_hosts, flag="--allow-host", example="mcp.example.com"
+    )
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=hosts,
-        allowed_origins=list(dict.fromkeys(allowed_origins)),
+        allowed_origins=_allowed_origins(hosts, allowed_origins),
     )
 
 

@@ -15,7 +15,7 @@ from agentkit.agents.outcomes import Answered, Stopped
 from agentkit.core.contracts.errors import RunError, SessionBusy
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
-from agentkit.core.policies.budget import Budget
+from agentkit.core.policies.budget import Budget, run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
 from agentkit.integrations.temporal._values import (
@@ -45,24 +45,6 @@ T = TypeVar("T")
 
 _LIMIT = RunOptions().max_payload_bytes
 """The limit for jobs scheduled before runs named theirs."""
-
-
-def run_budget(
-    template: BudgetLedger | None, spent: tuple[int, int] = (0, 0)
-) -> BudgetLedger | None:
-    """The budget of one activity of a run: ``template``'s ceilings (the worker's base
-    context's :class:`Budget`), starting from what the run has ``spent`` so far (metered
-    calls, nano-dollars). Anything but a Budget is shared as it is."""
-    if not isinstance(template, Budget):
-        return template
-    budget = Budget(
-        max_cost_usd=template.max_cost_usd,
-        max_calls=template.max_calls,
-        max_depth=template.max_depth,
-        max_concurrency=template.max_concurrency,
-    )
-    budget.calls, budget._spent = spent
-    return budget
 
 
 def _spent_since(budget: BudgetLedger | None, spent: tuple[int, int]) -> tuple[int, int]:

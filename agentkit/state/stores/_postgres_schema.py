@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentkit.state.stores._postgres_runs import RUNS_MIGRATION
 from agentkit.state.stores._postgres_text import lock_id
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ MIGRATIONS: Migrations = (
             "(namespace, md5(path))",
         ),
     ),
+    (3, RUNS_MIGRATION),
 )
 
 

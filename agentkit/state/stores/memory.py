@@ -8,17 +8,21 @@ durable store could not keep fails here too, in the test, with the same
 as it is from a database. Versioned slots (checkpoints) are kept by reference: a run
 writes one after every step, and their contents are agentkit's own types built from
 text the model and tools already produced, so encoding each would double the cost of
-a run for little to catch.
+a run for little to catch. Run registry records are kept by reference too, for the same
+reason (every run writes two; the lifecycle makes their output storable data first).
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agentkit.core.contracts.errors import VersionConflict
+from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, cursor_after, position_of
 from agentkit.state.codec import dumps, loads
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 
@@ -38,6 +42,11 @@ class InMemoryStore:
         self._logs: dict[str, list[str]] = {}
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._versioned: dict[str, tuple[Any, int]] = {}
+        # The run registry: records by run id, by reference like checkpoints (frozen
+        # values, written twice per run), and their positions (created, run id) kept
+        # sorted, so a page is a bisect away.
+        self._runs: dict[str, RunRecord] = {}
+        self._run_order: list[tuple[float, str]] = []
         self._clock = clock
 
     def _lookup(self, key: str) -> tuple[bool, Any]:
@@ -139,3 +148,34 @@ class InMemoryStore:
             raise VersionConflict(key, expected_version, version)
         self._versioned[key] = (value, version + 1)
         return version + 1
+
+    # -- run registry -------------------------------------------------------------------
+
+    async def put_run(self, record: RunRecord) -> None:
+        """Write the registry record of a run; an existing record's ``created`` is kept."""
+        known = self._runs.get(record.run_id)
+        if known is not None:
+            if known.created != record.created:
+                record = dataclasses.replace(record, created=known.created)
+        else:
+            bisect.insort(self._run_order, (record.created, record.run_id))
+        self._runs[record.run_id] = record
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The registry record of ``run_id``, or None."""
+        return self._runs.get(run_id)
+
+    async def list_runs(self, query: RunQuery) -> RunPage:
+        """One page of runs matching ``query``, newest first."""
+        order = self._run_order
+        end = len(order) if query.cursor is None else bisect.bisect_left(
+            order, position_of(query.cursor)
+        )
+        found: list[RunRecord] = []
+        for at in range(end - 1, -1, -1):
+            record = self._runs[order[at][1]]
+            if query.matches(record):
+                if len(found) == query.limit:
+                    return RunPage(tuple(found), cursor_after(found[-1]))
+                found.append(record)
+        return RunPage(tuple(found))

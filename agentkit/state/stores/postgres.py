@@ -39,8 +39,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import SingleFlightLost, SingleFlightTimeout, VersionConflict
+from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
+from agentkit.state.stores import _postgres_runs as _runs
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 from agentkit.state.stores._postgres_schema import MIGRATIONS, migrate
 from agentkit.state.stores._postgres_text import connection_url, lock_id, redact, stored_key
@@ -467,6 +469,20 @@ class PostgresStore:
             # showed the old version, so read the one that won.
             actual = int(await pool.fetchval(self._sql["version"], stored) or 0)
         raise VersionConflict(key, expected_version, actual)
+
+    # -- run registry (the statements are in _postgres_runs) -----------------------------
+
+    async def put_run(self, record: RunRecord) -> None:
+        """Write the registry record of a run; an existing record's ``created`` is kept."""
+        await _runs.put_run(await self._ready(), self.schema, record)
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The registry record of ``run_id``, or None."""
+        return await _runs.get_run(await self._ready(), self.schema, run_id)
+
+    async def list_runs(self, query: RunQuery) -> RunPage:
+        """One page of runs matching ``query``, newest first, in one indexed statement."""
+        return await _runs.list_runs(await self._ready(), self.schema, query)
 
     def __repr__(self) -> str:
         return f"PostgresStore({redact(self.dsn)!r}, schema={self.schema!r})"

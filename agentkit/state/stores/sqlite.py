@@ -31,9 +31,11 @@ from functools import partial
 from typing import Any, TypeVar
 
 from agentkit.core.contracts.errors import VersionConflict
+from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
+from agentkit.state.stores._run_rows import page_of, record_of, selection
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
 
 __all__ = ["SQLiteStore"]
@@ -48,6 +50,15 @@ CREATE TABLE IF NOT EXISTS logs (id INTEGER PRIMARY KEY AUTOINCREMENT, log TEXT 
 CREATE INDEX IF NOT EXISTS logs_by_name ON logs (log, id);
 CREATE TABLE IF NOT EXISTS versioned (key TEXT PRIMARY KEY, value TEXT NOT NULL,
                                       version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, agent TEXT NOT NULL,
+                                 status TEXT NOT NULL, session TEXT, scope TEXT NOT NULL,
+                                 created REAL NOT NULL, updated REAL NOT NULL,
+                                 value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_agent ON runs (agent, created, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_session ON runs (session, created, run_id);
+CREATE INDEX IF NOT EXISTS runs_by_scope ON runs (scope, created, run_id);
 """
 
 _MISSING = object()
@@ -316,6 +327,38 @@ class SQLiteStore:
             raise VersionConflict(key, expected_version, 0 if row is None else int(row[0]))
 
         return await self._db(write)
+
+    # -- run registry -------------------------------------------------------------------
+
+    async def put_run(self, record: RunRecord) -> None:
+        """Write the registry record of a run; an existing record's ``created`` is kept."""
+        blob = dumps(record)
+        row = (record.run_id, record.agent, record.status, record.session, record.scope,
+               record.created, record.updated, blob)
+        await self._db(
+            lambda c: c.execute(
+                "INSERT INTO runs (run_id, agent, status, session, scope, created, updated, "
+                "value) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                "agent = excluded.agent, status = excluded.status, session = excluded.session, "
+                "scope = excluded.scope, updated = excluded.updated, value = excluded.value",
+                row,
+            )
+        )
+
+    async def get_run(self, run_id: str) -> RunRecord | None:
+        """The registry record of ``run_id``, or None."""
+        row = await self._db(
+            lambda c: c.execute(
+                "SELECT run_id, created, value FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        )
+        return None if row is None else record_of(*row)
+
+    async def list_runs(self, query: RunQuery) -> RunPage:
+        """One page of runs matching ``query``, newest first, in one indexed query."""
+        where, params = selection(query, lambda n: "?")
+        sql = f"SELECT run_id, created, value FROM runs{where}"
+        return page_of(await self._db(lambda c: c.execute(sql, params).fetchall()), query)
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"

@@ -12,7 +12,7 @@ from agentkit.core.contracts.errors import DepthLimitExceeded, RunCancelled
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.policies import Budget
 from agentkit.core.runtime import CancelToken, Invoker, RunContext, reporting_to
-from agentkit.core.testing import FakeLLM, make_test_ctx
+from agentkit.core.testing import FakeLLM, RecordingTracer, make_test_ctx
 from agentkit.state.stores.memory import InMemoryStore
 
 
@@ -228,6 +228,21 @@ def test_for_run_takes_the_runs_own_scope_autonomy_budget_and_cancel_token() -> 
     )
     assert (ctx.budget, ctx.cancel, ctx.max_depth) == (own_budget, own_cancel, 4)
     assert base.for_run("run-4", budget=None).budget is None
+
+
+def test_for_run_keeps_the_tracer_unless_the_run_records_its_own() -> None:
+    shared, own = RecordingTracer(), RecordingTracer()
+    base = make_test_ctx(tracer=shared)
+    assert base.for_run("run-5").tracer is shared
+    assert base.for_run("run-6", tracer=own).tracer is own
+    assert base.for_run("run-7", tracer=None).tracer is None
+
+
+def test_for_run_takes_another_store_when_given_one() -> None:
+    base = make_test_ctx()
+    other = InMemoryStore()
+    assert base.for_run("run-8").store is base.store
+    assert base.for_run("run-9", store=other).store is other
 
 
 def test_child_is_for_run_one_level_deeper() -> None:

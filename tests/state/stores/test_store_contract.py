@@ -4,6 +4,7 @@ InMemoryStore, SQLiteStore (a file) and PostgresStore (the session's real server
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 import decimal
 import hashlib
@@ -24,6 +25,7 @@ from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable, VersionConflict
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Audio, File, Image
+from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, WaitingCall
 from agentkit.core.contracts.types import LLMResult, Message, Scope, ToolCall, Usage
 from agentkit.core.policies.audit import AuditRecord
 from agentkit.state.codec import loads
@@ -530,3 +532,123 @@ async def test_a_corrupted_row_raises_checkpoint_corrupt_and_is_left_as_it_is(
         await durable.get("k")
     assert await durable.delete("k") is True
     assert await durable.get("k") is None
+
+
+# -- the run registry ---------------------------------------------------------------------
+
+
+def run_record(run_id: str, created: float, **fields: Any) -> RunRecord:
+    values: dict[str, Any] = {
+        "agent": "support", "status": "running", "scope": "org1:dom1", **fields,
+    }
+    return RunRecord(run_id=run_id, created=created, updated=created, **values)
+
+
+async def test_a_run_record_round_trips_and_a_rewrite_keeps_when_it_was_created(
+    store: Any,
+) -> None:
+    first = run_record("r1", 1000.5, session="s1")
+    await store.put_run(first)
+    assert await store.get_run("r1") == first
+    assert await store.get_run("r2") is None
+    waiting = RunRecord(
+        run_id="r1", agent="support", status="suspended", scope="org1:dom1", session="s1",
+        created=2000.0, updated=1001.25,
+        pending=(
+            WaitingCall(call_id="c1/s3", tool="refund", arguments=FrozenDict({"usd": 5}),
+                        kind="approval", agents=("support", "billing"), since=1001.0),
+        ),
+        usage=Usage(input_tokens=10, output_tokens=3), cost_usd=0.25, output={"a": [1]},
+    )
+    await store.put_run(waiting)
+    assert await store.get_run("r1") == dataclasses.replace(waiting, created=1000.5)
+    assert (await store.list_runs(RunQuery())).records == (
+        dataclasses.replace(waiting, created=1000.5),
+    )
+
+
+async def test_runs_are_listed_newest_first_page_by_page_through_the_cursor(store: Any) -> None:
+    for n in range(7):
+        await store.put_run(run_record(f"r{n}", 100.0 + n))
+    await store.put_run(run_record("tie-a", 103.0))  # same created as r3: the id decides
+    first = await store.list_runs(RunQuery(limit=3))
+    assert [r.run_id for r in first.records] == ["r6", "r5", "r4"]
+    assert first.next_cursor is not None
+    await store.put_run(run_record("late", 500.0))  # newer: never shifts the pages after
+    second = await store.list_runs(RunQuery(limit=3, cursor=first.next_cursor))
+    assert [r.run_id for r in second.records] == ["tie-a", "r3", "r2"]
+    third = await store.list_runs(RunQuery(limit=3, cursor=second.next_cursor))
+    assert [r.run_id for r in third.records] == ["r1", "r0"]
+    assert third.next_cursor is None
+    exact = await store.list_runs(RunQuery(limit=9))
+    assert len(exact.records) == 9
+    assert exact.next_cursor is None
+    assert await store.list_runs(RunQuery(agent="nobody")) == RunPage(())
+
+
+async def test_runs_are_filtered_by_agent_status_session_and_scope(store: Any) -> None:
+    rows = [
+        run_record("a", 1.0, agent="support", status="suspended", session="s1"),
+        run_record("b", 2.0, agent="billing", status="suspended", scope="org2:dom1"),
+        run_record("c", 3.0, agent="support", status="complete", session="s1"),
+        run_record("d", 4.0, agent="support", status="suspended", session="s2",
+                   scope="org2:dom1"),
+    ]
+    for row in rows:
+        await store.put_run(row)
+
+    async def ids(**filters: Any) -> list[str]:
+        return [r.run_id for r in (await store.list_runs(RunQuery(**filters))).records]
+
+    assert await ids() == ["d", "c", "b", "a"]
+    assert await ids(agent="support") == ["d", "c", "a"]
+    assert await ids(status="suspended") == ["d", "b", "a"]
+    assert await ids(session="s1") == ["c", "a"]
+    assert await ids(scopes=("org2:dom1",)) == ["d", "b"]
+    assert await ids(scopes=("org1:dom1", "org2:dom1")) == ["d", "c", "b", "a"]
+    assert await ids(scopes=()) == []
+    assert await ids(agent="support", status="suspended", scopes=("org1:dom1",)) == ["a"]
+    page = await store.list_runs(RunQuery(status="suspended", limit=1))
+    assert await ids(status="suspended", cursor=page.next_cursor) == ["b", "a"]
+
+
+async def test_ids_with_nul_or_past_an_index_limit_are_registered_and_found(store: Any) -> None:
+    long_id = "r" * 5000
+    await store.put_run(run_record("a\x00b", 1.0, session="s\x00"))
+    await store.put_run(run_record(long_id, 2.0, session="s" * 3000))
+    assert (await store.get_run("a\x00b")) == run_record("a\x00b", 1.0, session="s\x00")
+    assert (await store.get_run(long_id)) == run_record(long_id, 2.0, session="s" * 3000)
+    found = await store.list_runs(RunQuery(session="s\x00"))
+    assert [r.run_id for r in found.records] == ["a\x00b"]
+    page = await store.list_runs(RunQuery(limit=1))
+    assert [r.run_id for r in page.records] == [long_id]
+    rest = await store.list_runs(RunQuery(limit=1, cursor=page.next_cursor))
+    assert [r.run_id for r in rest.records] == ["a\x00b"]
+
+
+@pytest.mark.parametrize("cursor", ["", "not a cursor", "bnVsbA", "WzEsMl0"])
+def test_a_cursor_no_listing_returned_is_refused(cursor: str) -> None:
+    with pytest.raises(ValueError) as info:
+        RunQuery(cursor=cursor)
+    assert str(info.value) == (
+        f"RunQuery(cursor=...) {cursor!r} is not a cursor this registry returned: pass a "
+        "page's next_cursor as it is, or None for the first page"
+    )
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1001, True, 2.5])
+def test_a_page_size_out_of_range_is_refused(limit: Any) -> None:
+    with pytest.raises(ValueError) as info:
+        RunQuery(limit=limit)
+    assert str(info.value) == (
+        f"RunQuery(limit=...) must be an integer from 1 to 1000, got {limit!r}"
+    )
+
+
+def test_scopes_given_as_one_string_are_refused() -> None:
+    with pytest.raises(TypeError) as info:
+        RunQuery(scopes="org1:dom1")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "RunQuery(scopes=...) is a tuple of scope keys or None, got the string "
+        "'org1:dom1': write scopes=('org1:dom1',)"
+    )

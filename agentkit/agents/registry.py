@@ -1,0 +1,79 @@
+"""The run registry, as the lifecycle keeps it: a record of each top-level run, written
+when the run is claimed (opened, resumed, recovered) and when it stops advancing
+(complete, suspended, stopped).
+
+Faces (``agentkit serve``, a console) list runs and the calls that wait for a person from
+these records (:meth:`~agentkit.core.contracts.ports.Store.list_runs`), never from
+checkpoints. The checkpoint stays the truth: a record that could not be written is
+logged and the run goes on, and the next write of the run puts it right.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from agentkit.core.contracts.errors import NotStorable
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.runs import RunRecord, WaitingCall
+from agentkit.state.codec import dumps
+
+if TYPE_CHECKING:
+    from agentkit.agents.result import AgentResult, Suspended
+    from agentkit.agents.run import AgentRun
+
+__all__ = ["register_run", "run_record", "waiting_calls"]
+
+_log = logging.getLogger("agentkit.registry")
+
+
+def waiting_calls(suspended: Suspended, since: float) -> tuple[WaitingCall, ...]:
+    """The calls ``suspended`` waits on, as the inbox lists them."""
+    return tuple(
+        WaitingCall(
+            call_id=call.id, tool=call.name, arguments=FrozenDict(call.arguments),
+            kind=suspended.kinds.get(call.id, "approval"),
+            agents=tuple(suspended.agents.get(call.id, ())), since=since,
+        )
+        for call in suspended.pending
+    )
+
+
+def _data(output: Any) -> Any:
+    # The record is data in the store: an output that is not (a structured type) is
+    # kept as its text, which is what a face would show of it anyway.
+    try:
+        dumps(output)
+    except NotStorable:
+        return str(output)
+    return output
+
+
+def run_record(run: AgentRun, result: AgentResult | None = None) -> RunRecord:
+    """The registry record of ``run`` now (``result`` once it stopped advancing)."""
+    now = time.time()
+    status = run.status
+    pending: tuple[WaitingCall, ...] = ()
+    if status == "suspended":
+        pending = waiting_calls(run.suspended(), now)
+    error = None
+    if result is not None and result.evals.get("error") is not None:
+        error = str(result.evals["error"])
+    return RunRecord(
+        run_id=run.run_id, agent=run.agent.name, status=status, scope=run.ctx.scope.key(),
+        created=now, updated=now, session=run.session, pending=pending,
+        stop_reason=None if result is None else result.stop_reason,
+        output=None if result is None or status != "complete" else _data(result.output),
+        usage=run.usage, cost_usd=run.usage.cost_usd, error=error,
+    )
+
+
+async def register_run(run: AgentRun, result: AgentResult | None = None) -> None:
+    """Write the record of ``run`` if it is a top-level run; never raises for the store."""
+    if run.ctx.depth != 0:
+        return
+    try:
+        await run.ctx.store.put_run(run_record(run, result))
+    except Exception:  # the checkpoint is the truth; the next write repairs the record
+        _log.warning("could not register run %r; continuing", run.run_id, exc_info=True)

@@ -1,0 +1,172 @@
+"""``agentkit serve MODULE[:ATTR] --store URL``: a module's agents over HTTP.
+
+MODULE is loaded as ``agentkit tools inspect`` loads it (same messages, same statuses).
+Its agents are ATTR's, else the module's ``agents`` sequence, else every ``Agent`` it
+defines; ``def context() -> RunContext`` gives the base context, else one is made with
+``make_ctx`` from the first agent's model spec. ``--store`` replaces the context's store.
+The command prints the address, serves until SIGINT or SIGTERM, then stops the runs in
+flight at their last checkpoint (the next start recovers them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentkit.cli.errors import UsageError
+from agentkit.cli.targets import load_target
+from agentkit.cli.temporal import find_agents
+from agentkit.core.contracts.ports import Store
+from agentkit.core.runtime.context import RunContext
+from agentkit.integrations.http_hosts import allowed_hosts
+from agentkit.serve.access import Access, Principal, check_exposure, load_tokens, operator_tokens
+
+__all__ = ["open_store", "serve_agents_command"]
+
+
+def open_store(url: str) -> Store:
+    """The store a ``--store`` URL names: ``memory:``, ``sqlite:///PATH`` or
+    ``postgresql://...``; UsageError for anything else."""
+    if url == "memory:":
+        from agentkit.state.stores import InMemoryStore
+
+        return InMemoryStore()
+    if url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
+        from agentkit.state.stores.sqlite import SQLiteStore
+
+        return SQLiteStore(Path(url[len("sqlite:///"):]))
+    if url.startswith(("postgresql://", "postgres://")):
+        from agentkit.state.stores.postgres import PostgresStore
+
+        return PostgresStore(url)
+    raise UsageError(f"--store {url!r} is not a store URL: use memory:, sqlite:///runs.db "
+                     "(a file), or postgresql://user@host/db")
+
+
+def _tokens(token_env: str | None, tokens_file: str | None) -> dict[str, Principal] | None:
+    if token_env is not None and tokens_file is not None:
+        raise UsageError("give --token-env NAME or --tokens FILE, not both")
+    if token_env is not None:
+        token = os.environ.get(token_env)
+        if not token or not token.strip():
+            raise UsageError(f"--token-env {token_env}: the environment variable {token_env} "
+                             "is not set or empty; set it to a long random secret")
+        return operator_tokens(token)
+    if tokens_file is not None:
+        try:
+            return load_tokens(tokens_file)
+        except ValueError as error:
+            raise UsageError(f"--tokens: {error}") from None
+    return None
+
+
+def _agents(target: str) -> tuple[Any, list[Any]]:
+    module, named = load_target(target)
+    if named is not None:
+        agents = find_agents(named)
+    else:
+        listed = getattr(module, "agents", None)
+        agents = find_agents(listed if isinstance(listed, list | tuple) else module)
+    if not agents:
+        raise UsageError(f"no agents found in {target!r}: define Agent objects at module "
+                         "level, an `agents` list, or name one: agentkit serve MODULE:ATTR")
+    return module, agents
+
+
+def _context(module: Any, agents: Sequence[Any], store: Store) -> Callable[[], RunContext]:
+    given = getattr(module, "context", None)
+    if callable(given):
+        def context() -> RunContext:
+            base = given()
+            if not isinstance(base, RunContext):
+                raise UsageError(f"{module.__name__}.context() must return a RunContext, "
+                                 f"got {type(base).__name__}")
+            return base.for_run(base.correlation_id, store=store)
+        return context
+    from agentkit.core.assembly import make_ctx
+    from agentkit.providers.factory import llm_for
+
+    specs = sorted({agent.model for agent in agents})
+    try:
+        llm = llm_for(specs[0])
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"cannot make a model for {specs[0]!r}: {error}; define "
+                         "`def context() -> RunContext` in the module instead") from None
+    return lambda: make_ctx(llm, store=store)
+
+
+def serve_agents_command(
+    target: str, *, store: str, host: str = "127.0.0.1", port: int = 8000,
+    token_env: str | None = None, tokens_file: str | None = None,
+    allow_hosts: Sequence[str] | None = None, allow_origins: Sequence[str] | None = None,
+) -> int:
+    """Serve the agents of ``target`` until interrupted; the exit status."""
+    tokens = _tokens(token_env, tokens_file)
+    try:  # refused before the module is imported: nothing of it runs exposed
+        check_exposure(host, Access(tokens))
+        hosts = allowed_hosts(host, port, allow_hosts or None, flag="--allow-host",
+                              example="agents.example.com")
+    except ValueError as error:
+        raise UsageError(f"--host {host}: {error}") from None
+    opened = open_store(store)
+    module, agents = _agents(target)
+    from agentkit.serve import create_app
+
+    app = create_app(agents, context=_context(module, agents, opened), auth=tokens,
+                     allowed_hosts=hosts, allowed_origins=allow_origins or None)
+    asyncio.run(_serve(app, _listen(host, port), host, port, [a.name for a in agents], opened))
+    return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, with small writes sent at once: without TCP_NODELAY a
+    response written in two parts waits up to 40 ms for the client's delayed ACK."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as error:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+    return sock
+
+
+async def _serve(app: Any, sock: socket.socket, host: str, port: int, names: list[str],
+                 store: Store) -> None:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # Stop as uvicorn does (a second Ctrl-C forces it), but exit 0 afterwards
+            # instead of raising the signal again: the stop was asked for, and done.
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+
+    server = Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    announce = asyncio.create_task(_announce(server, host, port, names))
+    try:
+        await server.serve(sockets=[sock])  # ends on SIGINT/SIGTERM, after the lifespan
+    finally:
+        announce.cancel()
+        close = getattr(store, "close", None)
+        if close is not None:
+            done = close()
+            if asyncio.iscoroutine(done):
+                await done
+    print("agentkit serve: stopped; runs in flight keep their last checkpoint", flush=True)
+
+
+async def _announce(server: Any, host: str, port: int, names: list[str]) -> None:
+    while not server.started:
+        await asyncio.sleep(0.02)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"agentkit serve: {', '.join(names)} on http://{shown}:{port}/v1 "
+          "(Ctrl-C stops)", flush=True)

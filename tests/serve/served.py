@@ -1,0 +1,154 @@
+"""A real uvicorn server on a free port for the app under test, and the agents it serves."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from agentkit.agents import Agent
+from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.types import ChatRequest, LLMResult, Scope, StreamEvent, ToolCall
+from agentkit.core.policies import tracing
+from agentkit.core.runtime import RunContext
+from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.serve import Principal, create_app
+from agentkit.state.stores.postgres import PostgresStore
+from agentkit.state.stores.sqlite import SQLiteStore
+from agentkit.tools import as_tool, tool
+
+DEADLINE = 20.0
+"""Seconds a test waits on the server before it fails instead of hanging."""
+
+
+class ByTask:
+    """A model that answers each run from the script of its task (the run's first user
+    message), so concurrent runs never take each other's turns."""
+
+    def __init__(self, scripts: Mapping[str, Sequence[Turn]]) -> None:
+        self.fakes = {task: FakeLLM.script(turns) for task, turns in scripts.items()}
+
+    def _fake(self, request: ChatRequest) -> FakeLLM:
+        task = next(m.content for m in request.messages if m.role == "user")
+        return self.fakes[task]
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        return await self._fake(request).chat(request, ctx)
+
+    def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+        return self._fake(request).stream(request, ctx)
+
+
+class Shop:
+    """Agents whose tools count every execution: ``support`` delegates refunds to
+    ``billing`` (a nested run), and both may refund directly."""
+
+    def __init__(self) -> None:
+        self.refunds: list[tuple[str, int]] = []
+        self.release = asyncio.Event()
+
+        @tool(side_effecting=True)
+        def refund(order_id: str, usd: int) -> str:
+            """Refund part of a customer order, in whole dollars, to the card used."""
+            self.refunds.append((order_id, usd))
+            return f"refunded {usd} USD on {order_id}"
+
+        @tool(side_effecting=False)
+        async def slow_lookup(order_id: str) -> str:
+            """Look an order up in the slow warehouse system and return its status."""
+            await self.release.wait()
+            return "shipped"
+
+        self.billing = Agent("billing", "fake", "You refund.", cognition=ReActCognition([refund]))
+        delegate = as_tool(self.billing, name="ask_billing", side_effecting=False,
+                           description="Ask the billing team to handle a refund request.")
+        self.support = Agent("support", "fake", "You help.",
+                             cognition=ReActCognition([refund, delegate, slow_lookup]))
+
+
+def refund_turns(order: str, usd: int, call_id: str = "c1") -> list[Turn]:
+    return [Turn(tool_calls=(ToolCall(call_id, "refund", {"order_id": order, "usd": usd}),)),
+            Turn(content=f"Refunded {order}.")]
+
+
+def nested_turns(order: str) -> dict[str, list[Turn]]:
+    """The outer task delegates; billing's task (what the outer model asked) refunds."""
+    inner = f"refund {order} for 5 USD"
+    return {
+        f"delegate {order}": [
+            Turn(tool_calls=(ToolCall("c1", "ask_billing", {"task": inner}),)),
+            Turn(content=f"Billing handled {order}."),
+        ],
+        inner: [*refund_turns(order, 5, "s1")[:1], Turn(content="done")],
+    }
+
+
+async def open_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if kind == "sqlite":
+        return SQLiteStore(tmp_path / "runs.db")
+    dsn = request.getfixturevalue("postgres_dsn")
+    return PostgresStore(dsn, schema=request.getfixturevalue("postgres_schema"), pool_size=4)
+
+
+async def close_store(store: Any) -> None:
+    done = store.close()
+    if asyncio.iscoroutine(done):
+        await done
+
+
+HOME = Scope(org_id=1, domain_id=1)
+
+
+def context_for(llm: Any, store: Any, scope: Scope = HOME) -> Callable[[], RunContext]:
+    return lambda: make_test_ctx(llm=llm, store=store, autonomy="gated", scope=scope,
+                                 tool_middleware=[tracing()], chat_middleware=[tracing()])
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, telling when it listens."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.listening = asyncio.Event()
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.listening.set()
+
+
+@contextlib.asynccontextmanager
+async def served(app: Any) -> AsyncIterator[str]:
+    """``app`` on a real uvicorn server on a free loopback port; its base URL."""
+    sock = socket.socket()
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        async with asyncio.timeout(DEADLINE):
+            await server.listening.wait()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+OPERATOR = Principal("ana")
+VIEWER = Principal("viewer", can_decide=False)
+TOKENS = {"tok-ana": OPERATOR, "tok-viewer": VIEWER,
+          "tok-other": Principal("other", scopes=("org9:dom9",))}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+__all__ = ["ByTask", "Shop", "context_for", "create_app", "served"]

@@ -1,0 +1,365 @@
+"""The HTTP API against a real uvicorn server, on SQLite and PostgreSQL: runs, events,
+traces, the approval inbox, decisions (one winner), cancel, sessions, errors, access."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from agentkit.agents import Agent
+from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.types import Scope, ToolCall
+from agentkit.core.testing import Turn
+from agentkit.serve import Principal
+from tests.serve.served import (
+    DEADLINE,
+    TOKENS,
+    ByTask,
+    Shop,
+    bearer,
+    close_store,
+    context_for,
+    create_app,
+    nested_turns,
+    open_store,
+    refund_turns,
+    served,
+)
+
+ANA = bearer("tok-ana")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    opened = await open_store(request.param, request, tmp_path)
+    yield opened
+    await close_store(opened)
+
+
+async def sse(http: httpx2.AsyncClient, url: str, last: str | None = None) -> list[dict[str, Any]]:
+    """Every event of a stream until the server ends it: id, event name and data."""
+    headers = {**ANA, **({"last-event-id": last} if last is not None else {})}
+    events: list[dict[str, Any]] = []
+    async with asyncio.timeout(DEADLINE), http.stream("GET", url, headers=headers) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        current: dict[str, Any] = {}
+        async for line in response.aiter_lines():
+            if not line:
+                if current:
+                    events.append(current)
+                current = {}
+                continue
+            field, _, value = line.partition(": ")
+            current[field] = json.loads(value) if field == "data" else value
+    return events
+
+
+async def test_a_run_starts_lists_streams_its_events_and_replays_after_last_event_id(
+    store: Any,
+) -> None:
+    shop = Shop()
+    llm = ByTask({"hello": [Turn(content="Hi there.")]})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        started = await http.post("/v1/agents/support/runs", json={"input": "hello",
+                                  "run_id": "r1"}, headers=ANA)
+        assert (started.status_code, started.json()) == (202, {"run_id": "r1",
+                                                                "status": "running"})
+        events = await sse(http, "/v1/runs/r1/events")
+        assert [e["event"] for e in events] == ["text_delta", "text_delta", "step", "final"]
+        assert [e["id"] for e in events] == ["1", "2", "3", "4"]
+        assert events[-1]["data"]["output"] == "Hi there."
+        replayed = await sse(http, "/v1/runs/r1/events", last="2")
+        assert [e["id"] for e in replayed] == ["3", "4"]
+        run = (await http.get("/v1/runs/r1", headers=ANA)).json()
+        assert (run["status"], run["agent"], run["output"], run["stop_reason"]) == (
+            "complete", "support", "Hi there.", "complete")
+        assert run["decisions"] == [] and run["pending"] == []
+        listed = (await http.get("/v1/runs?status=complete", headers=ANA)).json()
+        assert [r["run_id"] for r in listed["runs"]] == ["r1"]
+        again = await http.post("/v1/agents/support/runs", json={"input": "hello",
+                                "run_id": "r1"}, headers=ANA)
+        assert (again.status_code, again.json()) == (200, {"run_id": "r1",
+                                                           "status": "complete"})
+        assert len(llm.fakes["hello"].requests) == 1  # one run for the id given twice
+
+
+async def test_the_inbox_lists_calls_waiting_across_runs_and_a_decision_runs_the_tool_once(
+    store: Any,
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10), "refund B": refund_turns("B", 20),
+                  **nested_turns("C")})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        for run_id, task in (("ra", "refund A"), ("rb", "refund B"), ("rc", "delegate C")):
+            done = await http.post("/v1/agents/support/runs", json={
+                "input": task, "run_id": run_id, "wait": True}, headers=ANA)
+            assert (done.status_code, done.json()["status"]) == (200, "suspended")
+        inbox = (await http.get("/v1/approvals", headers=ANA)).json()
+        assert [(a["run_id"], a["call_id"], a["tool"], a["arguments"], a["kind"], a["asked_by"])
+                for a in inbox["approvals"]] == [
+            ("rc", "c1/s1", "refund", {"order_id": "C", "usd": 5}, "approval",
+             ["support", "billing"]),
+            ("rb", "c1", "refund", {"order_id": "B", "usd": 20}, "approval", ["support"]),
+            ("ra", "c1", "refund", {"order_id": "A", "usd": 10}, "approval", ["support"]),
+        ]
+        assert all(isinstance(a["since"], float) for a in inbox["approvals"])
+        assert (await http.get("/v1/approvals?kind=question", headers=ANA)).json() == {
+            "approvals": [], "next_cursor": None}
+        suspended = await sse(http, "/v1/runs/rc/events")
+        assert [e["event"] for e in suspended][-2:] == ["interrupt", "final"]
+        assert suspended[-1]["data"]["stop_reason"] == "suspended"
+        decided = await http.post("/v1/runs/rc/decisions",
+                                  json={"decisions": {"c1/s1": "approve"}}, headers=ANA)
+        assert decided.status_code == 202
+        events = await sse(http, "/v1/runs/rc/events", last=suspended[-1]["id"])
+        assert events[-1]["data"]["output"] == "Billing handled C."
+        run = (await http.get("/v1/runs/rc", headers=ANA)).json()
+        assert run["status"] == "complete"
+        assert [(d["call_id"], d["decision"], d["by"]) for d in run["decisions"]] == [
+            ("c1/s1", "approve", "ana")]
+        assert shop.refunds == [("C", 5)]
+        trace = (await http.get("/v1/runs/rc/trace", headers=ANA)).json()
+        assert [s["attributes"]["agentkit.stop_reason"] for s in trace["spans"]] == [
+            "suspended", "complete"]  # both stretches of the run, before and after approval
+        left = (await http.get("/v1/approvals?agent=support&limit=1", headers=ANA)).json()
+        assert [a["run_id"] for a in left["approvals"]] == ["rb"]
+        rest = (await http.get(f"/v1/approvals?cursor={left['next_cursor']}",
+                               headers=ANA)).json()
+        assert [a["run_id"] for a in rest["approvals"]] == ["ra"]
+
+
+async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(store: Any) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        body = {"decisions": {"c1": "approve"}}
+        first, second = await asyncio.gather(
+            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
+            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
+        )
+        assert sorted([first.status_code, second.status_code]) == [202, 409]
+        loser = first if first.status_code == 409 else second
+        assert loser.json()["error"]["type"] == "not_resumable"
+        suspended = await sse(http, "/v1/runs/r1/events")
+        await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
+        finished = (await http.get("/v1/runs/r1", headers=ANA)).json()
+        assert finished["status"] == "complete"
+        assert [d["by"] for d in finished["decisions"]] == ["ana"]
+        assert shop.refunds == [("A", 10)]
+
+
+async def test_a_decision_the_run_cannot_take_is_422_naming_the_pending_ids(store: Any) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        refused = await http.post("/v1/runs/r1/decisions",
+                                  json={"decisions": {"c9": "approve"}}, headers=ANA)
+        assert refused.status_code == 422
+        error = refused.json()["error"]
+        assert (error["type"], error["pending"]) == ("invalid_decision", {"c1": "approval"})
+        assert "c9" in error["message"] and "c1" in error["message"]
+        assert (await http.get("/v1/runs/r1", headers=ANA)).json()["status"] == "suspended"
+        assert shop.refunds == []
+
+
+async def test_cancel_stops_a_running_run_at_its_next_safe_point(store: Any) -> None:
+    shop = Shop()
+    llm = ByTask({"look": [Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),)),
+                           Turn(content="never")]})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "look", "run_id": "r1"},
+                        headers=ANA)
+        cancelled = await http.post("/v1/runs/r1/cancel", headers=ANA)
+        assert cancelled.json() == {"run_id": "r1", "status": "cancelling"}
+        shop.release.set()
+        events = await sse(http, "/v1/runs/r1/events")
+        assert events[-1]["data"]["stop_reason"] == "cancelled"
+        assert (await http.get("/v1/runs/r1", headers=ANA)).json()["status"] == "cancelled"
+        again = await http.post("/v1/runs/r1/cancel", headers=ANA)
+        assert (again.status_code, again.json()["error"]["message"]) == (
+            409, "run 'r1' is cancelled: it is not advancing on this server")
+
+
+async def test_sessions_list_and_show_their_conversation(store: Any) -> None:
+    shop = Shop()
+    llm = ByTask({"hi": [Turn(content="Hello!")]})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "hi", "session": "s1",
+                        "wait": True}, headers=ANA)
+        assert (await http.get("/v1/sessions", headers=ANA)).json() == {"sessions": ["s1"]}
+        shown = (await http.get("/v1/sessions/s1", headers=ANA)).json()
+        assert [(m["role"], m["content"]) for m in shown["messages"]] == [
+            ("user", "hi"), ("assistant", "Hello!")]
+        missing = await http.get("/v1/sessions/nope", headers=ANA)
+        assert (missing.status_code, missing.json()) == (404, {"error": {
+            "type": "unknown_session", "message": "no session 'nope' is known here"}})
+
+
+async def test_the_trace_is_a_tree_of_the_runs_spans(store: Any) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        trace = (await http.get("/v1/runs/r1/trace", headers=ANA)).json()
+        assert (trace["run_id"], trace["dropped"]) == ("r1", 0)
+        (root,) = trace["spans"]
+        assert root["name"] == "invoke_agent support"
+        assert root["attributes"]["agentkit.stop_reason"] == "suspended"
+        assert [c["name"] for c in root["children"]][:1] == ["chat fake"]
+
+
+async def test_every_error_is_json_with_its_status(store: Any) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS,
+                     max_body=1000)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        async def error(method: str, path: str, **kw: Any) -> tuple[int, dict[str, Any]]:
+            response = await http.request(method, path, **{"headers": ANA, **kw})
+            return response.status_code, response.json()["error"]
+
+        assert await error("POST", "/v1/agents/nobody/runs", json={"input": "x"}) == (
+            404, {"type": "unknown_agent", "message":
+                  "no agent named 'nobody' is served here; agents served: ['support']"})
+        assert await error("POST", "/v1/agents/support/runs", content=b"{nope") == (
+            400, {"type": "bad_request", "message": "the body is not JSON: Expecting "
+                  "property name enclosed in double quotes: line 1 column 2 (char 1)"})
+        assert await error("POST", "/v1/agents/support/runs", json={"task": "x"}) == (
+            400, {"type": "bad_request", "message": "unknown field(s) ['task']; accepted: "
+                  "['input', 'run_id', 'session', 'settings', 'wait']"})
+        assert await error("POST", "/v1/agents/support/runs", content=b"x" * 1001) == (
+            413, {"type": "body_too_large", "message":
+                  "the request body is 1001 bytes; at most 1000 are accepted"})
+        assert await error("GET", "/v1/runs/nope") == (
+            404, {"type": "unknown_run", "message": "no run 'nope' is known here"})
+        assert await error("GET", "/v1/runs?limit=0") == (
+            400, {"type": "bad_request", "message":
+                  "limit must be an integer from 1 to 1000, got '0'"})
+        assert (await error("GET", "/v1/runs?cursor=bad"))[0] == 400
+        assert await error("GET", "/v1/approvals?kind=maybe") == (
+            400, {"type": "bad_request", "message": "kind must be one of ['approval', "
+                  "'question', 'outcome_unknown'], got 'maybe'"})
+        assert await error("GET", "/v1/runs", headers={}) == (
+            401, {"type": "unauthorized",
+                  "message": "missing bearer token: send Authorization: Bearer <token>"})
+        assert await error("GET", "/v1/runs", headers=bearer("wrong")) == (
+            401, {"type": "unauthorized",
+                  "message": "unknown bearer token: send Authorization: Bearer <token>"})
+        assert await error("GET", "/v1/runs", headers={**ANA, "host": "evil.example:80"}) == (
+            421, {"type": "forbidden_host", "message": "Host header 'evil.example:80' is not "
+                  "a loopback name; a server reached by another name needs create_app(..., "
+                  "allowed_hosts=[...]) (agentkit serve --allow-host)"})
+        port = url.rpartition(":")[2]
+        assert await error("GET", "/v1/runs", headers={**ANA, "origin": "http://evil.example"}
+                           ) == (403, {"type": "forbidden_origin", "message": "Origin "
+                           "'http://evil.example' may not call this server; allowed origins: "
+                           f"['http://127.0.0.1:{port}', 'https://127.0.0.1:{port}']"})
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        assert await error("POST", "/v1/runs/r1/decisions", json={"decisions": {"c1": "approve"}},
+                           headers=bearer("tok-viewer")) == (
+            403, {"type": "forbidden", "message":
+                  "principal 'viewer' may not decide for runs; run 'r1' is unchanged"})
+        assert await error("POST", "/v1/runs/r1/decisions", json={"c1": "approve"}) == (
+            400, {"type": "bad_request", "message": 'the body must be {"decisions": {<call '
+                  'id>: <decision>}}, as Agent.resume takes them'})
+        assert await error("GET", "/v1/runs/r1", headers=bearer("tok-other")) == (
+            404, {"type": "unknown_run", "message": "no run 'r1' is known here"})
+        assert await error("GET", "/v1/runs/r1/events", headers={**ANA,
+                           "last-event-id": "x"}) == (400, {"type": "bad_request", "message":
+                           "Last-Event-ID must be an event id (a number), got 'x'"})
+        assert (await http.get("/healthz")).json() == {"status": "ok"}
+        assert shop.refunds == []
+
+
+async def test_a_principal_sees_only_the_runs_of_its_scopes(store: Any) -> None:
+    shop = Shop()
+    llm = ByTask({"hi": [Turn(content="one")], "ho": [Turn(content="two")]})
+    tokens = {**TOKENS, "tok-one": Principal("one", scopes=(Scope(1, 1).key(),))}
+    first = create_app([shop.support], context=context_for(llm, store), auth=tokens)
+    second = create_app([shop.support], context=context_for(llm, store, Scope(2, 2)),
+                        auth=tokens)
+    async with served(first) as one, served(second) as two, \
+            httpx2.AsyncClient(base_url=one) as http, httpx2.AsyncClient(base_url=two) as other:
+        await http.post("/v1/agents/support/runs", json={"input": "hi", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        await other.post("/v1/agents/support/runs", json={"input": "ho", "run_id": "r2",
+                         "wait": True}, headers=ANA)
+        mine = (await http.get("/v1/runs", headers=bearer("tok-one"))).json()
+        assert [r["run_id"] for r in mine["runs"]] == ["r1"]
+        everything = (await http.get("/v1/runs", headers=ANA)).json()
+        assert [r["run_id"] for r in everything["runs"]] == ["r2", "r1"]
+        hidden = await http.get("/v1/runs/r2", headers=bearer("tok-one"))
+        assert hidden.status_code == 404
+
+
+async def test_agents_and_the_openapi_document_describe_what_is_served(store: Any) -> None:
+    shop = Shop()
+    app = create_app([shop.support], context=context_for(ByTask({}), store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        (agent,) = (await http.get("/v1/agents", headers=ANA)).json()["agents"]
+        assert (agent["name"], agent["model"]) == ("support", "fake")
+        tools = {t["name"]: t for t in agent["tools"]}
+        assert {name: t["traits"]["side_effecting"] for name, t in tools.items()} == {
+            "refund": True, "ask_billing": False, "slow_lookup": False}
+        assert tools["refund"]["parameters"]["required"] == ["order_id", "usd"]
+        assert tools["refund"]["description"] == (
+            "Refund part of a customer order, in whole dollars, to the card used.")
+        document = (await http.get("/openapi.json")).json()
+        assert document["openapi"] == "3.1.0"
+        assert "/v1/runs/{run_id}/decisions" in document["paths"]
+
+
+async def test_a_run_that_raises_ends_its_events_and_its_record_says_error(store: Any) -> None:
+    counting = Agent("counter", "fake", "Answer with a number.", output=int,
+                     max_output_repairs=0, cognition=ReActCognition([]))
+    llm = ByTask({"count": [Turn(content="many")]})
+    app = create_app([counting], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/counter/runs", json={"input": "count", "run_id": "r1"},
+                        headers=ANA)
+        events = await sse(http, "/v1/runs/r1/events")
+        final = events[-1]["data"]
+        assert (final["kind"], final["stop_reason"]) == ("final", "error")
+        assert final["error"].startswith("OutputCoercionError: ")
+        run = (await http.get("/v1/runs/r1", headers=ANA)).json()
+        assert run["status"] == "error"
+
+
+async def test_a_second_server_on_the_store_leaves_a_run_another_advances_alone(
+    store: Any,
+) -> None:
+    shop = Shop()
+    llm = ByTask({"look": [Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),)),
+                           Turn(content="It shipped.")]})
+    first = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    second = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(first) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "look", "run_id": "r1"},
+                        headers=ANA)
+        async with served(second) as other, httpx2.AsyncClient(base_url=other) as peer:
+            seen = await sse(peer, "/v1/runs/r1/events")
+            assert [e["data"] for e in seen] == [{"kind": "status", "status": "running"}]
+        shop.release.set()
+        events = await sse(http, "/v1/runs/r1/events")
+        assert events[-1]["data"]["output"] == "It shipped."
+        assert len(llm.fakes["look"].requests) == 2  # advanced once, by the first server
