@@ -17,14 +17,13 @@ from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import (
-    CheckpointCorrupt,
     InvalidDecision,
     OutputCoercionError,
     RunNotResumable,
     RunTakenOver,
-    SessionBusy,
     UnsupportedSetting,
 )
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.types import ModelSettings
 
 __all__ = [

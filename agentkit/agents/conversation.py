@@ -28,8 +28,8 @@ from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
-from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.ports import Checkpointer
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
 from agentkit.state.sessions import SessionRecord, append_turn, load_session, open_log

@@ -42,10 +42,10 @@ from agentkit.core.contracts.errors import (
     RunCancelled,
     RunError,
     RunTakenOver,
-    VersionConflict,
 )
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.reasoning import ReasoningDelta
+from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,

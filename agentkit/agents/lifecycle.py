@@ -25,14 +25,13 @@ from agentkit.agents.run import AgentRun, EventSink, RunAgent
 from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import (
-    CheckpointCorrupt,
     OutputCoercionError,
     RunError,
     RunNotResumable,
     RunTakenOver,
-    VersionConflict,
 )
 from agentkit.core.contracts.ports import Checkpointer
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, VersionConflict
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.runtime.spans import open_span, set_cost

@@ -37,9 +37,10 @@ from typing import Any, Protocol
 from agentkit.agents.intents import intent_key
 from agentkit.agents.result import Suspended
 from agentkit.agents.run_state import RunState, SubRun
-from agentkit.core.contracts.errors import CheckpointCorrupt, VersionConflict, WaitsForPerson
+from agentkit.core.contracts.errors import WaitsForPerson
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Store
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, VersionConflict
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.current_call import CurrentCall, current_call

@@ -14,9 +14,9 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunRecord, WaitingCall
+from agentkit.core.contracts.state_errors import NotStorable
 from agentkit.state.codec import dumps
 
 if TYPE_CHECKING:

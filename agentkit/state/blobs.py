@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import hashlib
 
-from agentkit.core.contracts.errors import AgentkitError, CheckpointCorrupt
+from agentkit.core.contracts.errors import AgentkitError
 from agentkit.core.contracts.ports import Store
+from agentkit.core.contracts.state_errors import CheckpointCorrupt
 
 __all__ = ["BLOB_PREFIX", "BlobMissing", "blob_key", "get_blob", "is_blob_key", "put_blob"]
 

@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy, VersionConflict
 from agentkit.core.contracts.ports import Store
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, SessionBusy, VersionConflict
 from agentkit.core.contracts.types import Message, Scope
 from agentkit.state.media_refs import by_reference, by_value
 

@@ -129,11 +129,11 @@ def test_agent_settings_must_be_model_settings() -> None:
 def test_the_agents_package_exports_settings_history_and_their_errors() -> None:
     import agentkit.agents as agents
     from agentkit.agents.history import HistoryPolicy
-    from agentkit.core.contracts import errors, types
+    from agentkit.core.contracts import errors, state_errors, types
 
     assert agents.ModelSettings is types.ModelSettings
     assert agents.HistoryPolicy is HistoryPolicy
-    assert agents.SessionBusy is errors.SessionBusy
+    assert agents.SessionBusy is state_errors.SessionBusy
     assert agents.UnsupportedSetting is errors.UnsupportedSetting
     assert issubclass(errors.UnsupportedSetting, errors.ProviderError)
     assert issubclass(errors.UnsupportedSetting, ValueError)

@@ -157,7 +157,7 @@ async def test_a_killed_server_recovers_its_run_on_restart_without_repeating_the
         read_line(second)
         async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
             async with asyncio.timeout(DEADLINE), http.stream(
-                "GET", "/v1/runs/r1/events") as events:
+                "GET", "/v1/runs/r1/events", timeout=DEADLINE) as events:
                 kinds = [json.loads(line[6:])["kind"] async for line in events.aiter_lines()
                          if line.startswith("data: ")]
             run = (await http.get("/v1/runs/r1")).json()

@@ -31,7 +31,9 @@ def _public_errors() -> set[type[BaseException]]:
     found: set[type[BaseException]] = set()
     for module in modules:
         names = getattr(module, "__all__", ())
-        if module.__name__ == "agentkit.core.contracts.errors":
+        if module.__name__ in (
+            "agentkit.core.contracts.errors", "agentkit.core.contracts.state_errors"
+        ):
             names = [n for n in vars(module) if not n.startswith("_")]
         for name in names:
             value = getattr(module, name, None)

@@ -46,7 +46,11 @@ async def sse(http: httpx2.AsyncClient, url: str, last: str | None = None) -> li
     """Every event of a stream until the server ends it: id, event name and data."""
     headers = {**ANA, **({"last-event-id": last} if last is not None else {})}
     events: list[dict[str, Any]] = []
-    async with asyncio.timeout(DEADLINE), http.stream("GET", url, headers=headers) as response:
+    # The stream may idle between events for longer than httpx's 5 s read timeout on a
+    # loaded machine; the test's own DEADLINE bounds it instead.
+    async with asyncio.timeout(DEADLINE), http.stream(
+        "GET", url, headers=headers, timeout=DEADLINE
+    ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         current: dict[str, Any] = {}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentkit.core.contracts.errors import CheckpointCorrupt
+from agentkit.core.contracts.state_errors import CheckpointCorrupt
 from agentkit.state.blobs import BlobMissing, blob_key, get_blob, is_blob_key, put_blob
 from agentkit.state.stores import InMemoryStore
 from agentkit.state.stores.postgres import PostgresStore

@@ -21,9 +21,10 @@ import pytest
 from agentkit.agents import Agent
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import RunState, SubRun
-from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable, RunError
+from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Audio, File, Image
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, NotStorable
 from agentkit.core.contracts.types import (
     LLMResult,
     Message,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.core.contracts.errors import CheckpointCorrupt, SessionBusy
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.types import Message, Scope
 from agentkit.state.sessions import (
     SessionRecord,

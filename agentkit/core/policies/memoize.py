@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
+from agentkit.core.contracts.state_errors import NotStorable
 from agentkit.core.contracts.types import ToolRequest, Waiting
 from agentkit.core.policies._kept import NotKept
 from agentkit.core.policies._keys import hash_arguments

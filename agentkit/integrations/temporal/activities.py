@@ -12,8 +12,9 @@ from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
 from agentkit.agents.outcomes import Answered, Stopped
-from agentkit.core.contracts.errors import RunError, SessionBusy
+from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.ports import BudgetLedger
+from agentkit.core.contracts.state_errors import SessionBusy
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.policies.budget import Budget, run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext

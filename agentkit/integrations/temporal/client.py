@@ -17,8 +17,9 @@ from temporalio.service import RPCError
 
 from agentkit.agents.conversation import Opening
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.core.contracts.errors import RunNotResumable, SessionBusy
+from agentkit.core.contracts.errors import RunNotResumable
 from agentkit.core.contracts.ports import Store
+from agentkit.core.contracts.state_errors import SessionBusy
 from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.runtime.context import new_run_id
 from agentkit.integrations.temporal._values import (

@@ -15,8 +15,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, NotStorable
 from agentkit.state.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
 
 __all__ = ["FORMAT_VERSION", "dumps", "loads", "register"]

@@ -21,8 +21,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from agentkit.core.contracts.errors import VersionConflict
 from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, cursor_after, position_of
+from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.state.codec import dumps, loads
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
 

@@ -38,8 +38,12 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import SingleFlightLost, SingleFlightTimeout, VersionConflict
 from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
+from agentkit.core.contracts.state_errors import (
+    SingleFlightLost,
+    SingleFlightTimeout,
+    VersionConflict,
+)
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
 from agentkit.state.stores import _postgres_runs as _runs

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentkit.core.contracts.errors import NotStorable
+from agentkit.core.contracts.state_errors import NotStorable
 from agentkit.core.contracts.types import Scope, ToolRequest
 from agentkit.core.policies import idempotent
 from agentkit.core.runtime import RunContext

@@ -15,7 +15,8 @@ from temporalio.testing import WorkflowEnvironment
 from agentkit.agents import Agent, RunNotResumable, Suspended
 from agentkit.agents.cognition import ReActCognition
 from agentkit.agents.result import AgentResult
-from agentkit.core.contracts.errors import BudgetExceeded, SessionBusy
+from agentkit.core.contracts.errors import BudgetExceeded
+from agentkit.core.contracts.state_errors import SessionBusy
 from agentkit.core.contracts.types import Message, ToolCall
 from agentkit.core.policies import Budget, meter, tracing
 from agentkit.core.runtime.context import RunContext

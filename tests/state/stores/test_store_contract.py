@@ -22,10 +22,10 @@ import pytest
 
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import RunState
-from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable, VersionConflict
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Audio, File, Image
 from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, WaitingCall
+from agentkit.core.contracts.state_errors import CheckpointCorrupt, NotStorable, VersionConflict
 from agentkit.core.contracts.types import LLMResult, Message, Scope, ToolCall, Usage
 from agentkit.core.policies.audit import AuditRecord
 from agentkit.state.codec import loads
