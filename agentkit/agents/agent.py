@@ -19,6 +19,7 @@ from agentkit.agents.nested import run_delegated
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import EventSink
+from agentkit.agents.task import Task
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
 from agentkit.state.memory.source import MemorySource
@@ -106,7 +107,7 @@ class Agent:
 
     async def run(
         self,
-        task: str,
+        task: Task,
         ctx: RunContext,
         *,
         session: str | None = None,
@@ -114,6 +115,10 @@ class Agent:
         settings: ModelSettings | None = None,
     ) -> AgentResult:
         """Run the agent on ``task`` until it answers, suspends or stops.
+
+        ``task`` is a string, or a sequence of parts (``str``, ``Image``, ``File``,
+        ``Audio``): the text parts are the user message, the media its attachments
+        (:mod:`agentkit.agents.task`); any other part is a :class:`TypeError`.
 
         ``session=`` continues the conversation of that id in ``ctx.store`` (for
         ``ctx.scope``); ``history=`` starts from messages the caller keeps instead
@@ -127,7 +132,7 @@ class Agent:
 
     def stream(
         self,
-        task: str,
+        task: Task,
         ctx: RunContext,
         *,
         session: str | None = None,
@@ -153,13 +158,13 @@ class Agent:
             lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings)
         )
 
-    async def run_delegated(self, task: str, ctx: RunContext) -> AgentResult:
+    async def run_delegated(self, task: Task, ctx: RunContext) -> AgentResult:
         """Run as the sub-run of the tool call being executed (``as_tool`` calls this):
         its suspension suspends the run above (see :mod:`agentkit.agents.nested`)."""
         result: AgentResult = await run_delegated(self, task, ctx)
         return result
 
-    async def _start_at(self, key: str, task: str, ctx: RunContext) -> AgentResult:
+    async def _start_at(self, key: str, task: Task, ctx: RunContext) -> AgentResult:
         return await self._start(task, ctx, None, key=key)
 
     async def _resume_at(
@@ -167,11 +172,11 @@ class Agent:
     ) -> AgentResult:
         return await self._resume(ctx.correlation_id, decisions, ctx, None, key=key)
 
-    async def _continue_at(self, key: str, task: str, ctx: RunContext) -> AgentResult:
+    async def _continue_at(self, key: str, task: Task, ctx: RunContext) -> AgentResult:
         return await lifecycle.continue_at(self, key, task, ctx)
 
     async def _start(
-        self, task: str, ctx: RunContext, sink: EventSink | None,
+        self, task: Task, ctx: RunContext, sink: EventSink | None,
         opening: Opening | None = None, *, key: str | None = None,
     ) -> AgentResult:
         run = await lifecycle.open_run(self, task, ctx, sink=sink, opening=opening, key=key)

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from agentkit.agents.autonomy import key_step
-from agentkit.agents.events import AgentEvent, TextDeltaEvent
+from agentkit.agents.events import AgentEvent, ReasoningDeltaEvent, TextDeltaEvent
 from agentkit.agents.intents import Intent, intent_key, start_intent
 from agentkit.agents.nested import SubRunSuspended, calling, left_call
 from agentkit.agents.outcomes import (
@@ -44,6 +44,7 @@ from agentkit.core.contracts.errors import (
     RunTakenOver,
 )
 from agentkit.core.contracts.ports import Checkpointer
+from agentkit.core.contracts.reasoning import ReasoningDelta
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.core.contracts.types import (
     ChatRequest,
@@ -189,6 +190,8 @@ class InProcessEffects:
         async for event in ctx.invoker.stream(request, ctx):
             if isinstance(event, TextDelta):
                 self.sink(TextDeltaEvent(event.text))
+            elif isinstance(event, ReasoningDelta):
+                self.sink(ReasoningDeltaEvent(event.text))
             elif isinstance(event, LLMResult):
                 result = event
         if result is None:

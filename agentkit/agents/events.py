@@ -16,6 +16,7 @@ __all__ = [
     "AgentEvent",
     "FinalEvent",
     "InterruptEvent",
+    "ReasoningDeltaEvent",
     "StepEvent",
     "TextDeltaEvent",
     "ToolCallEvent",
@@ -30,6 +31,15 @@ class TextDeltaEvent:
 
     text: str
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDeltaEvent:
+    """A piece of the model's reasoning (thinking, or its summary) as it streams; it
+    comes before the text of the same step, and is never part of the answer."""
+
+    text: str
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +87,8 @@ class FinalEvent:
 
 
 AgentEvent = (
-    TextDeltaEvent | ToolCallEvent | ToolResultEvent | StepEvent | InterruptEvent | FinalEvent
+    TextDeltaEvent | ReasoningDeltaEvent | ToolCallEvent | ToolResultEvent | StepEvent
+    | InterruptEvent | FinalEvent
 )
 
 

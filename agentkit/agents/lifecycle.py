@@ -23,6 +23,7 @@ from agentkit.agents.registry import register_run
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, RunAgent
 from agentkit.agents.run_state import TERMINAL, RunState
+from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import (
     OutputCoercionError,
     RunError,
@@ -116,12 +117,13 @@ async def claim_checkpoint(
 
 
 _A_RUN = "an agent run's state"
+_NO_TASK = Message(role="user", content="")
 
 
 def fresh_state(
     run_id: str,
     agent: str,
-    task: str,
+    task: Task,
     prior: Sequence[Message] = (),
     *,
     settings: ModelSettings | None = None,
@@ -129,13 +131,14 @@ def fresh_state(
     session_version: int = 0,
     session_rows: bool = False,
 ) -> RunState:
-    """The first checkpoint of a run of ``agent`` on ``task``, after ``prior`` history
-    (``session_rows``: the session keeps the history, so checkpoints leave it out)."""
+    """The first checkpoint of a run of ``agent`` on ``task`` (text, or text and media:
+    see :mod:`agentkit.agents.task`), after ``prior`` history (``session_rows``: the
+    session keeps the history, so checkpoints leave it out)."""
     return RunState(
         run_id=run_id,
         agent=agent,
         status="running",
-        messages=(*prior, Message(role="user", content=task)),
+        messages=(*prior, task_message(task)),
         settings=settings,
         session=session,
         history_len=len(prior),
@@ -180,9 +183,9 @@ async def _recall(agent: LifecycleAgent, task: str, ctx: RunContext) -> str:
     return ("\n\n" if block and agent.prompt else "") + block
 
 
-def _task_of(state: RunState) -> str:
+def _task_of(state: RunState) -> Message:
     turn = state.messages[state.history_len :]
-    return next((m.content for m in turn if m.role == "user"), "")
+    return next((m for m in turn if m.role == "user"), _NO_TASK)
 
 
 def _run(
@@ -257,7 +260,7 @@ def _models(agent: Any) -> list[str]:
 
 async def open_run(
     agent: LifecycleAgent,
-    task: str,
+    task: Task,
     ctx: RunContext,
     *,
     sink: EventSink | None = None,
@@ -267,6 +270,7 @@ async def open_run(
     """Open and claim a new run of ``agent`` on ``task``; ``key`` names a delegated
     run's checkpoint (starting that call again, after a crash, starts it afresh)."""
     opening = opening or Opening()
+    asked = task_message(task)  # a bad part is refused before anything is read or sent
     if key is None:
         check_models(agent, ctx)
     checkpointer = checkpointer_for(ctx)
@@ -285,7 +289,7 @@ async def open_run(
             )
             + " or start the new run on a fresh context",
         )
-    extra_system = await _recall(agent, task, ctx)
+    extra_system = await _recall(agent, asked.content, ctx)
     prior, session_version = await opening.history_for(agent.history, ctx, checkpointer)
     state = fresh_state(
         ctx.correlation_id, agent.name, task, prior, settings=opening.settings,
@@ -352,7 +356,7 @@ async def resume_run(
     state = await rejoined(state, agent.history, ctx)
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     decide(run, decisions)
-    run.extra_system = await _recall(agent, _task_of(state), ctx)
+    run.extra_system = await _recall(agent, _task_of(state).content, ctx)
     await _claim(run, "another worker resumed it first")
     return run
 
@@ -391,7 +395,7 @@ async def recover(
     state = await rejoined(state, agent.history, ctx)
     run = _run(agent, ctx, state, key, version, checkpointer, None)
     run.interrupted = frozenset(c.id for c in run.open_calls if c.id not in run.answered)
-    run.extra_system = await _recall(agent, _task_of(state), ctx)
+    run.extra_system = await _recall(agent, _task_of(state).content, ctx)
     await _claim(run, "another worker took it over first")
     return await advance(agent, run)
 
@@ -421,7 +425,7 @@ async def _append_left_turn(
 
 
 async def continue_at(
-    agent: LifecycleAgent, key: str, task: str, ctx: RunContext
+    agent: LifecycleAgent, key: str, task: Task, ctx: RunContext
 ) -> AgentResult:
     """The sub-run under ``key`` whose delegating call runs again after a crash:
     recovered if it was running (its interrupted calls settled by their intents), its
@@ -434,7 +438,7 @@ async def continue_at(
     if (
         state is None
         or state.agent != agent.name
-        or _task_of(state) != task
+        or _task_of(state) != task_message(task)
         or state.status == "error"
     ):
         run = await open_run(agent, task, ctx, key=key)

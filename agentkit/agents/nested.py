@@ -101,7 +101,8 @@ class Delegable(Protocol):
 
     name: str
 
-    async def _start_at(self, key: str, task: str, ctx: RunContext) -> Any: ...
+    # ``task``: a str, or for an Agent any Task (text and media parts).
+    async def _start_at(self, key: str, task: Any, ctx: RunContext) -> Any: ...
 
     async def _resume_at(self, key: str, decisions: Mapping[str, Any], ctx: RunContext) -> Any: ...
 
@@ -138,7 +139,7 @@ def left_call(token: Token[CurrentCall | None]) -> None:
     current_call.reset(token)
 
 
-async def run_delegated(runnable: Delegable, task: str, ctx: RunContext) -> Any:
+async def run_delegated(runnable: Delegable, task: Any, ctx: RunContext) -> Any:
     """Run (or, on resume, continue) ``runnable`` as the sub-run of the call being
     executed; raises :class:`SubRunSuspended` when it suspends.
 

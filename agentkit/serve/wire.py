@@ -10,6 +10,7 @@ from typing import Any
 from agentkit.agents.events import (
     AgentEvent,
     InterruptEvent,
+    ReasoningDeltaEvent,
     StepEvent,
     TextDeltaEvent,
     ToolCallEvent,
@@ -70,7 +71,7 @@ def _call(call: ToolCall) -> dict[str, Any]:
 
 def event_data(event: AgentEvent) -> dict[str, Any]:
     """One typed event of a run as the data of a Server-Sent Event."""
-    if isinstance(event, TextDeltaEvent):
+    if isinstance(event, TextDeltaEvent | ReasoningDeltaEvent):
         return {"kind": event.kind, "text": event.text}
     if isinstance(event, ToolCallEvent):
         return {"kind": event.kind, "call": _call(event.call)}

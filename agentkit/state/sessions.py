@@ -23,6 +23,9 @@ append) appends that turn first; see :mod:`agentkit.agents.conversation`.
 The scope's list of session ids is ``sessions:<scope key>``, written only when a session
 is created or deleted.
 
+Media in a turn's messages are stored once, as content-addressed blobs the row refers
+to (:mod:`agentkit.state.media_refs`); reading puts the bytes back.
+
 Deleting a session erases its rows, the old record and the checkpoints of its turns
 (the versions stay, holding nothing), writes an empty row (no turn) at the next number
 so a run that read the session before cannot write the conversation back, and takes it
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from agentkit.core.contracts.ports import Store
 from agentkit.core.contracts.state_errors import CheckpointCorrupt, SessionBusy, VersionConflict
 from agentkit.core.contracts.types import Message, Scope
+from agentkit.state.media_refs import by_reference, by_value
 
 __all__ = [
     "SessionRecord",
@@ -130,14 +134,19 @@ async def load_session(
                                          strict=True):
             if key != head:
                 if written == 0:
-                    return SessionRecord(tuple(messages), tuple(turns)), n
+                    return await _whole(store, messages, turns), n
                 n += 1
             record = _record(value, key)  # None: an erased turn; no turns: a deletion mark
             messages.extend(record.messages)
             turns.extend(record.turns)
         if upto is not None and n >= upto:
-            return SessionRecord(tuple(messages), tuple(turns)), n
+            return await _whole(store, messages, turns), n
         keys, page = [], min(page * 2, _MAX_PAGE)
+
+
+async def _whole(store: Store, messages: list[Message], turns: list[str]) -> SessionRecord:
+    """The record of ``messages`` with their media read back from their blobs."""
+    return SessionRecord(await by_value(store, tuple(messages)), tuple(turns))
 
 
 async def append_turn(
@@ -179,10 +188,10 @@ async def append_turn(
     if n == 1:
         await _index_change(store, scope, add=session_id)
     row_key = _row_key(scope, session_id, n)
+    # The turn's media bytes go in once, as blobs; the row refers to them.
+    stored = await by_reference(store, tuple(messages))
     try:
-        await store.set_versioned(
-            row_key, SessionRecord(tuple(messages), (turn,)), expected_version=0
-        )
+        await store.set_versioned(row_key, SessionRecord(stored, (turn,)), expected_version=0)
     except VersionConflict:
         row, _ = await store.get_versioned(row_key)
         if row is None or _record(row, row_key).turns != (turn,):

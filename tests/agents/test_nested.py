@@ -17,6 +17,7 @@ from agentkit.agents import (
     Workflow,
 )
 from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.media import Image
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolCall, Usage
 from agentkit.core.policies import Budget, idempotent, meter
 from agentkit.core.runtime import RunContext
@@ -573,4 +574,29 @@ async def test_a_call_id_shaped_like_a_path_does_not_take_the_sub_runs_decision(
         ("c1/s1", SLASHED.format(id="c1/s1", tool="close_account")),
     ]
     assert shop.ran == [("refund", ("A-1", 20.0))]
+    llm.assert_all_used()
+
+
+async def test_a_tool_delegates_a_task_of_text_and_media_to_a_sub_agent() -> None:
+    scan = Image(b"\x89PNG\r\n\x1a\n" + bytes(64), "image/png")
+    llm = Scripts({
+        "Check the receipt.": [Turn(tool_calls=(ToolCall("c1", "check_receipt", {}),)),
+                               Turn(content="The receipt is fine.")],
+        "Is this receipt legible?": [Turn(content="Legible.")],
+    })
+    reader = Agent("reader", "fake", "You read receipts.")
+
+    @tool(side_effecting=False)
+    async def check_receipt(ctx: RunContext) -> str:
+        """Have the reader look at the scanned receipt."""
+        result = await reader.run_delegated(["Is this receipt legible?", scan], ctx.child())
+        return str(result.output)
+
+    clerk = Agent("clerk", "fake", "p", cognition=ReActCognition(tools=[check_receipt]))
+    result = await clerk.run("Check the receipt.", make_test_ctx(llm=llm))
+
+    assert result.output == "The receipt is fine."
+    (asked,) = llm.by_task["Is this receipt legible?"].requests[0].messages
+    assert (asked.content, asked.attachments) == ("Is this receipt legible?", (scan,))
+    assert llm.read("Check the receipt.", "c1") == "Legible."
     llm.assert_all_used()

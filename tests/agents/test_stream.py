@@ -8,6 +8,7 @@ from agentkit.agents import (
     Agent,
     FinalEvent,
     InterruptEvent,
+    ReasoningDeltaEvent,
     StepEvent,
     Suspended,
     TextDeltaEvent,
@@ -69,6 +70,28 @@ async def test_a_run_streams_text_tool_calls_results_steps_then_final() -> None:
     assert (final.result.output, final.result.stop_reason) == (ANSWER, "complete")
     assert final.result.usage == first + second
     assert final.result.run_id == "run-1"
+
+
+async def test_the_models_reasoning_streams_as_its_own_events_before_its_text() -> None:
+    usage = Usage(10, 4, requests=1)
+    llm = FakeLLM.script([
+        Turn(content="Let me check.", tool_calls=(LOOKUP,), usage=usage,
+             reasoning="The census figure is the one to use."),
+        Turn(content=ANSWER, usage=usage, reasoning="545,000 came back."),
+    ])
+    events = [e async for e in atlas().stream("How big is Lisbon?", make_test_ctx(llm=llm))]
+
+    assert [e for e in events if isinstance(e, ReasoningDeltaEvent | StepEvent)] == [
+        ReasoningDeltaEvent("The census figure is the one to use."),
+        StepEvent(1, usage),
+        ReasoningDeltaEvent("545,000 came back."),
+        StepEvent(2, usage),
+    ]
+    assert events[0] == ReasoningDeltaEvent("The census figure is the one to use.")
+    assert events[0].kind == "reasoning_delta"
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert final.result.output == ANSWER
 
 
 async def test_text_deltas_of_the_last_step_join_to_the_answer() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.ports import Checkpointer, Store
+from agentkit.state.media_refs import by_reference, by_value
 from agentkit.state.stores.memory import InMemoryStore
 
 if TYPE_CHECKING:
@@ -49,12 +50,17 @@ class StoreCheckpointer:
 
     async def load(self, key: str) -> tuple[Any, int]:
         """``(state, version)``; ``(None, 0)`` when never saved."""
-        return await self.store.get_versioned(f"checkpoint:{key}")
+        state, version = await self.store.get_versioned(f"checkpoint:{key}")
+        return await by_value(self.store, state), version
 
     async def save(self, key: str, state: Any, *, expected_version: int) -> int:
-        """Compare-and-set ``state`` over ``expected_version``; the new version."""
+        """Compare-and-set ``state`` over ``expected_version``; the new version.
+
+        Media in the state's messages are written once, as blobs the checkpoint refers
+        to (:mod:`agentkit.state.media_refs`), not again at every step."""
+        stored = await by_reference(self.store, state)
         return await self.store.set_versioned(
-            f"checkpoint:{key}", state, expected_version=expected_version
+            f"checkpoint:{key}", stored, expected_version=expected_version
         )
 
     def __repr__(self) -> str:

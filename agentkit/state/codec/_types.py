@@ -35,6 +35,7 @@ AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.SubRun": ("agentkit.agents.run_state", "SubRun"),
     "agentkit.Intent": ("agentkit.agents.intents", "Intent"),
     "agentkit.SessionRecord": ("agentkit.state.sessions", "SessionRecord"),
+    "agentkit.StoredMedia": ("agentkit.state.media_refs", "StoredMedia"),
     "agentkit.WorkflowState": ("agentkit.agents.workflow_state", "_State"),
     "agentkit.WorkflowResult": ("agentkit.agents.workflow_state", "WorkflowResult"),
     "agentkit.Asked": ("agentkit.agents.outcomes", "Asked"),
