@@ -216,6 +216,10 @@ async def _claim(run: AgentRun, refusal: str) -> None:
         await run.save()  # the claim: a compare-and-set over what was loaded
     except RunTakenOver:
         raise RunNotResumable(run.run_id, refusal) from None
+    # Advancing from the claim on, not from when advance() starts: a face that drives the
+    # run in a task of its own (agentkit.serve) leaves a gap in which another face of
+    # this process could otherwise take the claimed run for one whose worker died.
+    _ADVANCING.add(run.key)
     await _registered(run)
 
 
