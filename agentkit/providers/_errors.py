@@ -12,11 +12,16 @@ errors reported mid-stream, a body that is empty or not JSON (a proxy's or an
 overloaded server's garbage), and a stream cut off before it delivered anything.
 Permanent: other 4xx, an HTML page (a wrong ``base_url``), JSON of the wrong shape, and
 a stream cut off after deltas went out (retrying would deliver them twice).
+
+A request over the model's context window is permanent with the kind
+``"context_length"`` (OpenAI's ``context_length_exceeded``, Anthropic's 400 "prompt is
+too long"), so that a run can compact its history and send it once more.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -72,6 +77,21 @@ _ERROR_TYPES: dict[str, tuple[str, bool]] = {
 }
 
 _MESSAGE_LIMIT = 500
+
+# Anthropic reports a prompt over the model's window only as the text of a 400
+# ("prompt is too long: 215000 tokens > 200000 maximum"), and so do OpenAI-compatible
+# servers that send no code (vLLM, llama.cpp: "maximum context length is 8192 tokens").
+# Reading text is a last resort, kept to this one place: a run recovers from a
+# context-length error by compacting its history, so it has to be told apart.
+_TOO_LONG = re.compile(r"prompt is too long|maximum context length|context length exceeded",
+                       re.IGNORECASE)
+
+
+def _context_length(kind: str, message: str) -> str:
+    """``kind``, or ``"context_length"`` when a refused request says it was too long."""
+    if kind in ("bad_request", "request_too_large", "error") and _TOO_LONG.search(message):
+        return "context_length"
+    return kind
 
 
 class MalformedReply(Exception):
@@ -183,6 +203,7 @@ def _from_error_object(
     label = names[0] if names else "error"
     message = error.get("message")
     text = _bounded(message) if isinstance(message, str) else "(no message)"
+    kind = _context_length(kind, text)
     return ProviderError(
         _with_id(f"{provider}: {label}: {text}", request_id),
         provider=provider, transient=transient, kind=kind, request_id=request_id,
@@ -224,6 +245,7 @@ def as_provider_error(
         code = getattr(error, "code", None)  # OpenAI's: a 429 may be an empty account
         if isinstance(code, str) and code in _ERROR_TYPES:
             kind, transient = _ERROR_TYPES[code]
+        kind = _context_length(kind, message)
         response = getattr(error, "response", None)
         return ProviderError(
             _with_id(f"{provider}: HTTP {status} ({kind}): {message}", request_id),

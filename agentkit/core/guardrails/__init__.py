@@ -10,9 +10,9 @@ from agentkit.core.guardrails.text_checks import Denylist, MaxLength
 from agentkit.core.guardrails.tripwire import Tripwire, rewrite_texts, texts_of
 
 __all__ = [
+    "PII",
     "Denylist",
     "MaxLength",
-    "PII",
     "PIIKind",
     "PromptInjection",
     "Tripwire",
