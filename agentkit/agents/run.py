@@ -72,6 +72,8 @@ __all__ = ["AgentRun", "EventSink", "validate_decisions"]
 
 EventSink = Callable[[AgentEvent], None]
 
+_NO_USAGE = Usage()
+
 
 class AgentRun:
     """The mutable working state of one run, and the steps that change it."""
@@ -99,6 +101,7 @@ class AgentRun:
         self.status: RunStatus = state.status
         self.messages: list[Message] = list(state.messages)
         self.usage: Usage = state.usage
+        self.usage_by_model: dict[str, Usage] = dict(state.usage_by_model)
         self.steps = state.steps
         self.open_calls: tuple[ToolCall, ...] = state.open_calls
         self.answered: dict[str, Message] = {m.tool_call_id or "": m for m in state.answered}
@@ -139,6 +142,7 @@ class AgentRun:
             status=self.status,
             messages=tuple(self.messages[history:]),
             usage=self.usage,
+            usage_by_model=FrozenDict(self.usage_by_model),
             steps=self.steps,
             open_calls=self.open_calls,
             answered=tuple(self.answered.values()),
@@ -187,14 +191,17 @@ class AgentRun:
     async def call_model(self, tools: tuple[ToolSchema, ...] = ()) -> LLMResult:
         """One model call through the chat chain; the answer joins the transcript."""
         self.ctx.check_cancelled()
-        result = await self.effects.call_model(self, self.request(tools))
+        request = self.request(tools)
+        result = await self.effects.call_model(self, request)
         self.usage = self.usage + result.usage
+        model = result.model or request.model
+        self.usage_by_model[model] = self.usage_by_model.get(model, _NO_USAGE) + result.usage
         self.steps += 1
         self.messages.append(result.message)
         self.open_calls = result.tool_calls
         for call in result.tool_calls:
             self.emit(ToolCallEvent(call))
-        self.emit(StepEvent(self.steps, result.usage))
+        self.emit(StepEvent(self.steps, result.usage, model=model))
         await self.save()
         return result
 
@@ -521,6 +528,7 @@ class AgentRun:
             output=self.output if self.status == "complete" else None,
             stop_reason=self.status if self.status != "running" else "error",
             usage=self.usage,
+            usage_by_model=FrozenDict(self.usage_by_model),
             evals=FrozenDict(evals),
             messages=tuple(self.messages),
             run_id=self.run_id,

@@ -53,6 +53,8 @@ class RunState:
     """The transcript so far (the system prompt is the agent's, not saved)."""
     usage: Usage = field(default_factory=Usage)
     """Usage so far."""
+    usage_by_model: FrozenDict[str, Usage] = field(default_factory=FrozenDict, kw_only=True)
+    """Usage so far per model that answered (``LLMResult.model``)."""
     steps: int = 0
     """Model calls made."""
     open_calls: tuple[ToolCall, ...] = ()

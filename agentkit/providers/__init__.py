@@ -6,7 +6,8 @@ Each provider needs its SDK (``pip install "agentkit-framework[anthropic]"`` or
 
 from agentkit.providers.anthropic import AnthropicLLM
 from agentkit.providers.factory import llm_for
+from agentkit.providers.fallback import FallbackLLM
 from agentkit.providers.openai import OpenAILLM
 from agentkit.providers.spec import ModelSpec, parse_model_spec
 
-__all__ = ["AnthropicLLM", "ModelSpec", "OpenAILLM", "llm_for", "parse_model_spec"]
+__all__ = ["AnthropicLLM", "FallbackLLM", "ModelSpec", "OpenAILLM", "llm_for", "parse_model_spec"]

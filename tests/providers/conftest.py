@@ -117,8 +117,7 @@ class WireServer:
         return [r.body for r in self.requests]
 
 
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
+def _serving() -> Iterator[WireServer]:
     server = WireServer()
     server.thread.start()
     try:
@@ -126,3 +125,14 @@ def wire() -> Iterator[WireServer]:
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+@pytest.fixture
+def wire() -> Iterator[WireServer]:
+    yield from _serving()
+
+
+@pytest.fixture
+def second_wire() -> Iterator[WireServer]:
+    """Another server, for a test that talks to two providers."""
+    yield from _serving()
