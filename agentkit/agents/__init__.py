@@ -14,6 +14,7 @@ from agentkit.agents.events import (
 from agentkit.agents.history import HistoryPolicy, estimate_tokens
 from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
+from agentkit.agents.summarize import Summarize
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import (
     CheckpointCorrupt,
@@ -43,6 +44,7 @@ __all__ = [
     "Skill",
     "StepEvent",
     "StopReason",
+    "Summarize",
     "Suspended",
     "TextDeltaEvent",
     "ToolCallEvent",

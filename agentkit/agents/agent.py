@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, validate_decisions
 from agentkit.agents.run_state import TERMINAL, RunState
+from agentkit.agents.summarize import Summarize
 from agentkit.core.contracts.errors import (
     CheckpointCorrupt,
     OutputCoercionError,
@@ -122,7 +124,8 @@ class Agent:
     ``settings=`` override them field by field. ``run(task, ctx, session="...")``
     continues a conversation kept in ``ctx.store`` under the context's scope: the model
     sees the session's earlier turns, and the run's turn is appended once it completes.
-    ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries.
+    ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries, or
+    (:class:`Summarize`) replaces its older turns by a summary.
     """
 
     __slots__ = (
@@ -153,7 +156,7 @@ class Agent:
         memory: MemorySource | None = None,
         memory_k: int = 5,
         settings: ModelSettings | None = None,
-        history: HistoryPolicy | None = None,
+        history: HistoryPolicy | Summarize | None = None,
         tools: None = None,
     ) -> None:
         if tools is not None:
@@ -172,11 +175,13 @@ class Agent:
             raise ValueError(f"memory_k must be at least 1, got {memory_k}")
         if settings is not None and not isinstance(settings, ModelSettings):
             raise TypeError(f"Agent(settings=...) takes a ModelSettings, got {settings!r}")
-        if history is not None and not isinstance(history, HistoryPolicy):
+        if history is not None and not isinstance(history, HistoryPolicy | Summarize):
             raise TypeError(
-                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...), "
-                f"got {history!r}"
+                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...) "
+                f"or a Summarize(max_tokens=..., keep_last=...), got {history!r}"
             )
+        if isinstance(history, Summarize) and history.model is None:
+            history = dataclasses.replace(history, model=model)  # the agent's own writes
         self.name = name
         self.model = model
         self.prompt = prompt

@@ -41,10 +41,12 @@ from agentkit.agents.nested import (
 )
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.agents.run_state import PendingKind, RunState, RunStatus, SubRun
+from agentkit.agents.summarize import compacted
 from agentkit.agents.tool_messages import describe_failure, render_result
 from agentkit.core.contracts.errors import (
     HumanInputRequired,
     OutputCoercionError,
+    ProviderError,
     RunError,
     ToolArgumentError,
 )
@@ -192,7 +194,18 @@ class AgentRun:
         """One model call through the chat chain; the answer joins the transcript."""
         self.ctx.check_cancelled()
         request = self.request(tools)
-        result = await self.effects.call_model(self, request)
+        try:
+            result = await self.effects.call_model(self, request)
+        except ProviderError as error:
+            # Over the model's window: summarise the history once and ask again.
+            shorter = None if error.kind != "context_length" else await compacted(
+                self.agent.history, self.messages[: self.history_len], self.ctx, self.session)
+            if shorter is None:
+                raise
+            self.messages[: self.history_len] = shorter
+            self.history_len = len(shorter)
+            request = self.request(tools)
+            result = await self.effects.call_model(self, request)
         self.usage = self.usage + result.usage
         model = result.model or request.model
         self.usage_by_model[model] = self.usage_by_model.get(model, _NO_USAGE) + result.usage

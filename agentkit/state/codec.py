@@ -77,6 +77,7 @@ _AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.SubRun": ("agentkit.agents.run_state", "SubRun"),
     "agentkit.Intent": ("agentkit.agents.intents", "Intent"),
     "agentkit.SessionRecord": ("agentkit.state.sessions", "SessionRecord"),
+    "agentkit.SessionSummary": ("agentkit.state.sessions", "SessionSummary"),
     "agentkit.WorkflowState": ("agentkit.agents.workflow_state", "_State"),
     "agentkit.WorkflowResult": ("agentkit.agents.workflow_state", "WorkflowResult"),
 }

@@ -17,6 +17,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 from agentkit.agents.effects import OutcomeUnknown, ToolOutcome, execute_tool_call
+from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, validate_decisions
 from agentkit.agents.run_state import RunState
@@ -257,7 +258,7 @@ class AgentWorkflow:
             if session is not None:
                 # The run's one read of its session, in the worker's store.
                 prior, version = await self._load_session(scope, session, options)
-                if agent.history is not None:
+                if isinstance(agent.history, HistoryPolicy):  # AgentWorker refuses others
                     prior = agent.history.trim(prior)
             # The state names no session: the workflow appends the turn by activity
             # (below), never from workflow code; ``start`` carries the session id.
