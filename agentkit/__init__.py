@@ -29,6 +29,7 @@ _HOMES = {
     "OutputCoercionError": "agentkit.core.contracts.errors",
     "ProviderError": "agentkit.core.contracts.errors",
     "ReActCognition": "agentkit.agents.cognition.react",
+    "Reasoning": "agentkit.core.contracts.reasoning",
     "RunCancelled": "agentkit.core.contracts.errors",
     "RunError": "agentkit.core.contracts.errors",
     "RunNotResumable": "agentkit.core.contracts.errors",
@@ -44,6 +45,7 @@ _HOMES = {
     "ToolShapeError": "agentkit.core.contracts.errors",
     "Turn": "agentkit.core.testing.fake_llm",
     "UnpricedModel": "agentkit.core.contracts.errors",
+    "UnsupportedMedia": "agentkit.core.contracts.errors",
     "UnsupportedSetting": "agentkit.core.contracts.errors",
     "VersionConflict": "agentkit.core.contracts.errors",
     "make_ctx": "agentkit.core.assembly",
@@ -67,6 +69,7 @@ __all__ = [
     "OutputCoercionError",
     "ProviderError",
     "ReActCognition",
+    "Reasoning",
     "RunCancelled",
     "RunError",
     "RunNotResumable",
@@ -82,6 +85,7 @@ __all__ = [
     "ToolShapeError",
     "Turn",
     "UnpricedModel",
+    "UnsupportedMedia",
     "UnsupportedSetting",
     "VersionConflict",
     "__version__",
@@ -118,9 +122,11 @@ if TYPE_CHECKING:
         ToolNotFoundError,
         ToolShapeError,
         UnpricedModel,
+        UnsupportedMedia,
         UnsupportedSetting,
         VersionConflict,
     )
+    from agentkit.core.contracts.reasoning import Reasoning
     from agentkit.core.contracts.types import ToolCall
     from agentkit.core.testing.context import make_test_ctx
     from agentkit.core.testing.fake_llm import FakeLLM, Turn

@@ -88,7 +88,8 @@ def test_without_a_key_both_providers_say_so_in_one_line_before_any_banner() -> 
         "anthropic:claude-sonnet-4-6": "anthropic: no credentials: set ANTHROPIC_API_KEY or "
                                        "pass AnthropicLLM(api_key=...)",
         "openai:gpt-4o-mini": "openai: no credentials: set OPENAI_API_KEY or pass "
-                              "OpenAILLM(api_key=...) (a local OpenAI-compatible server needs "
+                              "OpenAIResponsesLLM(api_key=...) (a local OpenAI-compatible "
+                              "server needs "
                               "only its address: openai:MODEL@http://HOST/v1)",
     }
     for spec, reason in expected.items():

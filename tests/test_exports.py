@@ -22,6 +22,7 @@ EVERYDAY = {
     "AgentResult": agentkit.agents.AgentResult,
     "FakeLLM": agentkit.core.testing.FakeLLM,
     "ReActCognition": agentkit.agents.cognition.ReActCognition,
+    "Reasoning": agentkit.core.contracts.types.Reasoning,
     "Suspended": agentkit.agents.Suspended,
     "ToolCall": agentkit.core.contracts.types.ToolCall,
     "Turn": agentkit.core.testing.Turn,

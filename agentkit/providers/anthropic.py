@@ -9,16 +9,20 @@ Mapping, both ways:
   tools, the stable system prompt and the newest messages (see ``_prompt_cache``);
 - settings: ``max_tokens``, ``stop`` -> ``stop_sequences``, ``tool_choice`` ->
   ``{"type": "auto" | "none" | "any" | "tool"}``, ``parallel_tool_calls`` ->
-  ``disable_parallel_tool_use``, ``extra`` -> extra body fields; ``temperature``,
-  ``top_p`` and ``seed`` are refused (the Messages API has no such parameters);
-- assistant tool calls: ``tool_use`` blocks; tool results: ``tool_result`` blocks (with
-  ``is_error`` for failures) in the next user turn, consecutive results together; an
-  attached image goes inside its ``tool_result`` as an ``image`` block;
+  ``disable_parallel_tool_use``, ``reasoning`` -> ``thinking`` with a token budget,
+  ``extra`` -> extra body fields; ``temperature``, ``top_p`` and ``seed`` are refused
+  (the Messages API has no such parameters);
+- structured output: ``output_config.format`` (a JSON schema) where the model, the
+  installed SDK and the schema allow it;
+- content both ways (user media, thinking blocks sent back, tool results): see
+  ``_anthropic_content``; thinking and redacted_thinking blocks of a reply become the
+  message's reasoning parts;
 - usage: input, output, cache-read and cache-write tokens, priced from the price table;
 - stop reasons: ``end_turn``/``stop_sequence`` -> ``stop``, ``tool_use`` ->
   ``tool_calls``, ``max_tokens`` -> ``length``, ``refusal`` -> ``content_filter``;
-- streaming: text deltas are passed on, ``input_json_delta`` fragments are assembled
-  per content block into each call's arguments.
+- streaming: text and thinking deltas are passed on, ``input_json_delta`` fragments are
+  assembled per content block into each call's arguments, ``signature_delta`` into the
+  thinking block's signature.
 
 Replies are read as plain JSON, every field checked (``_reply.field``): a reply of the
 wrong shape, an error event, or a stream that ends before ``message_stop`` is a
@@ -27,42 +31,41 @@ wrong shape, an error event, or a stream that ends before ``message_stop`` is a
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.errors import ProviderError, UnsupportedSetting
+from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
     LLMResult,
-    Message,
+    ReasoningDelta,
+    ReasoningPart,
     StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallDelta,
-    ToolSchema,
     Usage,
 )
 from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
+from agentkit.providers._anthropic_content import (
+    anthropic_messages,
+    anthropic_tools,
+    reasoning_part,
+)
+from agentkit.providers._anthropic_settings import DEFAULT_MAX_TOKENS, apply_settings
 from agentkit.providers._errors import ErrorReply, ProviderCall, StreamTruncated, missing_extra
 from agentkit.providers._json import arguments_from_text, arguments_from_value
-from agentkit.providers._media import native_image
 from agentkit.providers._prompt_cache import CacheMode, mark_breakpoints
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
 from agentkit.providers._sdk import SdkClients, client_options, priced
-from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers.spec import model_id
-from agentkit.tools.declarations.adapt import thaw
 
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["AnthropicLLM", "anthropic_messages", "anthropic_tools"]
-
-DEFAULT_MAX_TOKENS = 4096
-"""Anthropic requires ``max_tokens``; this is sent when the request sets none."""
+__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicLLM", "anthropic_messages", "anthropic_tools"]
 
 _FINISH: dict[str | None, FinishReason] = {
     "end_turn": "stop",
@@ -71,74 +74,6 @@ _FINISH: dict[str | None, FinishReason] = {
     "max_tokens": "length",
     "refusal": "content_filter",
 }
-
-
-def anthropic_tools(tools: tuple[ToolSchema, ...]) -> list[dict[str, Any]]:
-    """Our tool schemas as the Messages API's ``tools``."""
-    declared = []
-    for schema in tools:
-        native = schema.native.get("anthropic")
-        if native is not None:
-            declared.append(dict(native))
-        else:
-            declared.append({
-                "name": schema.name,
-                "description": schema.description,
-                "input_schema": thaw(schema.parameters),
-            })
-    return declared
-
-
-def anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
-    """Our transcript as the Messages API's ``messages``: tool results become
-    ``tool_result`` blocks in a user turn, and consecutive turns of one role merge."""
-    out: list[dict[str, Any]] = []
-
-    def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
-
-    for message in messages:
-        if message.role == "tool":
-            result: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": message.tool_call_id,
-                "content": _tool_result_content(message),
-            }
-            if message.is_error:
-                result["is_error"] = True
-            add("user", [result])
-        elif message.role == "assistant":
-            blocks: list[dict[str, Any]] = []
-            if message.content:
-                blocks.append({"type": "text", "text": message.content})
-            for call in message.tool_calls:
-                blocks.append({
-                    "type": "tool_use", "id": call.id, "name": call.name,
-                    "input": thaw(call.arguments),
-                })
-            add("assistant", blocks or [{"type": "text", "text": ""}])
-        elif message.role == "user":
-            add("user", [{"type": "text", "text": message.content}])
-        # system messages travel in the ``system`` parameter, never in the transcript
-    return out
-
-
-def _tool_result_content(message: Message) -> str | list[dict[str, Any]]:
-    """The text, plus an image block per attached image the API accepts (other media
-    stay as the description lines already in the text)."""
-    images = [m for m in message.attachments if native_image(m)]
-    if not images:
-        return message.content
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": message.content}]
-    for image in images:
-        blocks.append({"type": "image", "source": {
-            "type": "base64", "media_type": image.mime_type,
-            "data": base64.b64encode(image.data).decode("ascii"),
-        }})
-    return blocks
 
 
 class AnthropicLLM:
@@ -220,7 +155,7 @@ class AnthropicLLM:
             params["system"] = request.system
         if request.tools:
             params["tools"] = anthropic_tools(request.tools)
-        _apply_settings(params, request, self.provider)
+        apply_settings(params, request, self.provider)
         if self.cache == "auto":
             mark_breakpoints(params, model=params["model"], ttl=self.cache_ttl,
                              stable_system=request.stable_system)
@@ -259,39 +194,6 @@ class AnthropicLLM:
         if self.cache is None:
             return "AnthropicLLM(cache=None)"
         return "AnthropicLLM()" if self.cache_ttl == "5m" else "AnthropicLLM(cache_ttl='1h')"
-
-
-# Sampling fields the Messages API (as its SDK defines it) does not take.
-_NO_SUCH_PARAMETER = ("temperature", "top_p", "seed")
-
-
-def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
-    settings = request.settings
-    for name in _NO_SUCH_PARAMETER:
-        if getattr(settings, name) is not None:
-            raise UnsupportedSetting(
-                provider,
-                name,
-                f"the Messages API has no {name} parameter; if your model still accepts "
-                f"one, send it as ModelSettings(extra={{{name!r}: ...}})",
-            )
-    if settings.stop:
-        params["stop_sequences"] = list(settings.stop)
-    choice = tool_choice(request, provider)
-    parallel = settings.parallel_tool_calls
-    if choice is not None or (parallel is not None and request.tools):
-        wire: dict[str, Any] = {"type": "auto"}
-        if choice == "none":
-            wire = {"type": "none"}
-        elif choice == "required":
-            wire = {"type": "any"}
-        elif choice not in (None, "auto"):
-            wire = {"type": "tool", "name": choice}
-        if parallel is not None and wire["type"] != "none":
-            wire["disable_parallel_tool_use"] = not parallel
-        params["tool_choice"] = wire
-    if settings.extra:
-        params["extra_body"] = extra_fields(settings.extra, params, provider)
 
 
 _USAGE_FIELDS = (
@@ -350,12 +252,15 @@ def _message(body: Any, model: str, prices: PriceTable, ttl: CacheTTL) -> LLMRes
         raise ErrorReply(field(body, "error", "", dict))
     text: list[str] = []
     calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
     for i, item in enumerate(field(body, "content", "", list)):
         where = f"content[{i}]"
         block = obj(item, where)
         kind = field(block, "type", where, str)
         if kind == "text":
             text.append(field(block, "text", where, str))
+        elif kind in ("thinking", "redacted_thinking"):
+            reasoning.append(reasoning_part(block, where))
         elif kind == "tool_use":
             arguments, problem = arguments_from_value(block.get("input"))
             calls.append(ToolCall(field(block, "id", where, str), field(block, "name", where, str),
@@ -369,6 +274,7 @@ def _message(body: Any, model: str, prices: PriceTable, ttl: CacheTTL) -> LLMRes
         usage=_priced_usage(usage, model, prices, ttl),
         finish_reason=_finish(body.get("stop_reason")),
         model=answered if isinstance(answered, str) and answered else model,
+        reasoning=tuple(reasoning),
     )
 
 
@@ -380,6 +286,7 @@ class _Assembly:
         self.model = model
         self.text: list[str] = []
         self.blocks: dict[int, dict[str, Any]] = {}
+        self.thinking: dict[int, dict[str, Any]] = {}
         self.usage: dict[str, int] = {}
         self.stop_reason: str | None = None
         self.delivered = 0
@@ -398,7 +305,13 @@ class _Assembly:
             index = field(event, "index", kind, int)
             block = field(event, "content_block", kind, dict)
             where = "content_block_start.content_block"
-            if field(block, "type", where, str) == "tool_use":
+            block_kind = field(block, "type", where, str)
+            if block_kind in ("thinking", "redacted_thinking"):
+                # Deltas complete it: the thinking text, then its signature.
+                self.thinking[index] = dict(block)
+                if block_kind == "thinking" and block.get("thinking"):
+                    yield self._out(ReasoningDelta(field(block, "thinking", where, str)))
+            elif block_kind == "tool_use":
                 call_id, name = field(block, "id", where, str), field(block, "name", where, str)
                 self.blocks[index] = {"id": call_id, "name": name, "json": []}
                 yield self._out(ToolCallDelta(index=len(self.blocks) - 1, id=call_id, name=name))
@@ -411,6 +324,14 @@ class _Assembly:
                 piece = field(delta, "text", where, str)
                 self.text.append(piece)
                 yield self._out(TextDelta(piece))
+            elif delta_kind == "thinking_delta" and index in self.thinking:
+                piece = field(delta, "thinking", where, str)
+                self.thinking[index]["thinking"] = self.thinking[index].get("thinking", "") + piece
+                yield self._out(ReasoningDelta(piece))
+            elif delta_kind == "signature_delta" and index in self.thinking:
+                signature = field(delta, "signature", where, str)
+                block = self.thinking[index]
+                block["signature"] = (block.get("signature") or "") + signature
             elif delta_kind == "input_json_delta" and index in self.blocks:
                 fragment = field(delta, "partial_json", where, str)
                 self.blocks[index]["json"].append(fragment)
@@ -439,10 +360,14 @@ class _Assembly:
         for block in self.blocks.values():
             arguments, problem = arguments_from_text("".join(block["json"]))
             calls.append(ToolCall(block["id"], block["name"], arguments, arguments_error=problem))
+        reasoning = tuple(
+            reasoning_part(block, f"content[{index}]") for index, block in self.thinking.items()
+        )
         return LLMResult(
             content="".join(self.text),
             tool_calls=tuple(calls),
             usage=_priced_usage(self.usage, self.priced_as, prices, ttl),
             finish_reason=_finish(self.stop_reason),
             model=self.model,
+            reasoning=reasoning,
         )

@@ -11,8 +11,9 @@ circuit. Permanent errors (a bad request, bad credentials, a refused setting) fa
 call as they are, since another model would most likely refuse the same request, unless
 ``on`` names their kind (``on=("transient", "circuit_open", "billing")``).
 
-The request an entry gets is translated for it (:func:`translated`): its own model id
-and, where messages carry reasoning state, only that provider's own parts. Each answer
+The request an entry gets is translated for it (:func:`translated`): its own model id,
+and of the reasoning parts and tool-call state in the transcript only those its provider
+produced (another provider's opaque state is never sent). Each answer
 names the model that gave it (``LLMResult.model``), and each provider prices its usage
 at its own model's price, so a run's cost, the step events, the chat span's
 ``gen_ai.response.model`` and ``AgentResult.usage_by_model`` say which model answered.
@@ -28,7 +29,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import ProviderError, is_transient
 from agentkit.core.contracts.ports import LLM
-from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent
+from agentkit.core.contracts.types import ChatRequest, LLMResult, Message, StreamEvent
 from agentkit.core.policies.circuit import CircuitOpen
 from agentkit.core.runtime.context import RunContext
 from agentkit.providers.factory import llm_for
@@ -53,33 +54,54 @@ Entry = LLM | str | tuple[LLM, str]
 _Middleware = Callable[[ChatRequest, RunContext, Callable[..., Awaitable[Any]]], Awaitable[Any]]
 
 
-def translated(request: ChatRequest, model: str | None) -> ChatRequest:
-    """``request`` as the entry for ``model`` gets it (None: the request's own model).
-
-    This is where a transcript is made fit for another provider. Today that is the
-    model id alone; once messages carry reasoning parts tagged with their provider
-    (issue 28's reasoning contracts), the parts of any other provider are dropped here
-    too, as each provider also refuses to send back state it did not produce.
-    """
-    if model is None or model == request.model:
+def translated(request: ChatRequest, model: str | None, provider: str | None) -> ChatRequest:
+    """``request`` as an entry gets it: its own model id (None: the request's), and only
+    the reasoning parts and tool-call state that ``provider`` produced (None: a provider
+    that names none, which gets none), as the reasoning contract has it: opaque state
+    from one provider is never sent to another."""
+    messages = request.messages
+    if any(m.reasoning or any(c.provider_state for c in m.tool_calls) for m in messages):
+        messages = tuple(_own(m, provider) for m in messages)
+    if (model is None or model == request.model) and messages is request.messages:
         return request
-    return dataclasses.replace(request, model=model)
+    return dataclasses.replace(request, model=model or request.model, messages=messages)
 
 
-def _entry(entry: object, index: int) -> tuple[LLM, str | None]:
+def _own(message: Message, provider: str | None) -> Message:
+    parts = tuple(p for p in message.reasoning if p.provider == provider)
+    calls = tuple(
+        dataclasses.replace(c, provider_state={
+            k: v for k, v in c.provider_state.items() if k == provider})
+        if set(c.provider_state) - {provider} else c
+        for c in message.tool_calls
+    )
+    if parts == message.reasoning and calls == message.tool_calls:
+        return message
+    return dataclasses.replace(message, reasoning=parts, tool_calls=calls)
+
+
+def _entry(entry: object, index: int) -> tuple[LLM, str | None, str | None]:
     if isinstance(entry, str):
-        return llm_for(entry), parse_model_spec(entry).model
+        llm = llm_for(entry)
+        return llm, parse_model_spec(entry).model, _provider(llm)
     if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
         llm, model = entry
         if _is_llm(llm) and model:
-            return llm, model
+            return llm, model, _provider(llm)
     elif _is_llm(entry):
-        return entry, None  # type: ignore[return-value]
+        return entry, None, _provider(entry)  # type: ignore[return-value]
     raise TypeError(
         f"FallbackLLM entry {index} must be a provider (with chat and stream), a "
         f"(provider, model id) pair or a model spec such as 'openai:gpt-4o-mini', "
         f"got {entry!r}"
     )
+
+
+def _provider(llm: object) -> str | None:
+    """The name the provider tags its reasoning with (``AnthropicLLM.provider``), read
+    once here; None for a model that names none (it is sent no provider's state)."""
+    name = getattr(llm, "provider", None)
+    return name if isinstance(name, str) and name else None
 
 
 def _is_llm(value: object) -> bool:
@@ -128,8 +150,8 @@ class FallbackLLM:
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
         """The first answer an entry gives; the last entry's failure when none does."""
         last = len(self._entries) - 1
-        for index, (llm, model) in enumerate(self._entries):
-            entry_request = translated(request, model)
+        for index, (llm, model, provider) in enumerate(self._entries):
+            entry_request = translated(request, model, provider)
             try:
                 if self._circuit is None:
                     return await llm.chat(entry_request, ctx)
@@ -138,7 +160,7 @@ class FallbackLLM:
             except Exception as error:
                 if index == last or not self.falls_through(error):
                     raise
-                self._fell_through(ctx, entry_request, index, error)
+                self._fell_through(ctx, request, entry_request.model, index, error)
         raise AssertionError("unreachable: the last entry returns or raises")
 
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
@@ -148,8 +170,8 @@ class FallbackLLM:
         the failures worth counting (refusals, overload, no connection) come before it.
         """
         last = len(self._entries) - 1
-        for index, (llm, model) in enumerate(self._entries):
-            entry_request = translated(request, model)
+        for index, (llm, model, provider) in enumerate(self._entries):
+            entry_request = translated(request, model, provider)
             events = aiter(llm.stream(entry_request, ctx))
             started = False
             try:
@@ -168,23 +190,24 @@ class FallbackLLM:
             except Exception as error:
                 if started or index == last or not self.falls_through(error):
                     raise
-                self._fell_through(ctx, entry_request, index, error)
+                self._fell_through(ctx, request, entry_request.model, index, error)
             finally:
                 await _closed(events)
 
     def _fell_through(
-        self, ctx: RunContext, request: ChatRequest, index: int, error: Exception
+        self, ctx: RunContext, request: ChatRequest, failed: str, index: int,
+        error: Exception,
     ) -> None:
         following = self._entries[index + 1]
         ctx.emit(
             "model.fallback",
-            model=request.model,
+            model=failed,
             next_model=following[1] or request.model,
             error=str(error),
         )
 
     def __repr__(self) -> str:
-        models = [model or type(llm).__name__ for llm, model in self._entries]
+        models = [model or type(llm).__name__ for llm, model, _ in self._entries]
         return f"FallbackLLM({', '.join(models)}, on={sorted(self.on)})"
 
 

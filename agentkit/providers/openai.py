@@ -12,12 +12,20 @@ Mapping, both ways:
   on the same cache;
 - settings: ``temperature``, ``max_tokens``, ``top_p``, ``stop``, ``seed``,
   ``tool_choice`` (a tool name -> ``{"type": "function", "function": {"name"}}``),
-  ``parallel_tool_calls`` (sent only with tools), ``extra`` -> extra body fields;
+  ``parallel_tool_calls`` (sent only with tools), ``reasoning`` -> ``reasoning_effort``
+  (a budget or a summary is refused), ``extra`` -> extra body fields;
+- structured output: ``response_format`` (a ``json_schema``), to OpenAI's own API unless
+  ``structured_output=`` says otherwise;
 - assistant tool calls: ``tool_calls`` whose ``arguments`` are JSON *strings*; text that
   is not a JSON object becomes a refused call the model repairs, never a crash;
 - tool results: ``role: tool`` messages with ``tool_call_id``; those messages take text
   only, so images attached to a turn's results follow them in one ``user`` message;
-- usage: prompt tokens (cached ones counted as cache reads) and completion tokens;
+- a user message's media: ``image_url`` (a data URL or the image's URL), ``file`` (a PDF
+  as a data URL), ``input_audio`` (WAV, MP3), a plain-text document as a ``text`` part
+  headed by its name; anything else is :class:`UnsupportedMedia` before any request;
+- reasoning parts are not sent: Chat Completions has no field for them;
+- usage: prompt tokens (cached ones counted as cache reads) and completion tokens (the
+  reasoning ones apart, as ``reasoning_tokens``);
 - finish reasons: ``stop``, ``tool_calls``, ``length``, ``content_filter``;
 - streaming: content deltas are passed on; ``tool_calls`` deltas are assembled per index
   (id and name first, then argument fragments); usage comes in the final chunk.
@@ -29,14 +37,11 @@ wrong shape, an error object, or a stream that ends before ``data: [DONE]`` is a
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import os
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, Literal
 
-from agentkit.core.contracts.errors import ProviderError
+from agentkit.core.contracts.errors import UnsupportedSetting
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -50,18 +55,24 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.policies.prices import DEFAULT_PRICES, PriceTable
-from agentkit.providers._errors import (
-    ErrorReply,
-    MalformedReply,
-    ProviderCall,
-    StreamTruncated,
-    missing_extra,
-)
+from agentkit.providers._errors import ErrorReply, MalformedReply, ProviderCall, StreamTruncated
 from agentkit.providers._json import arguments_from_text, arguments_from_value
-from agentkit.providers._media import native_image
+from agentkit.providers._media import (
+    MB,
+    NATIVE_IMAGE_TYPES,
+    PDF,
+    PLAIN_TEXT,
+    base64_data,
+    check_size,
+    data_url,
+    native_image,
+    refuse,
+)
+from agentkit.providers._openai_client import CacheKey, OpenAIConnection, default_cache_key
 from agentkit.providers._reply import event_data, field, json_body, obj, sse_events, stream_body
-from agentkit.providers._sdk import SdkClients, client_options, priced
+from agentkit.providers._sdk import priced
 from agentkit.providers._settings import extra_fields, tool_choice
+from agentkit.providers._strict import strict_schema
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
 
@@ -100,7 +111,7 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
     if system:
         out.append({"role": "system", "content": system})
     images: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.role != "tool" and images:
             out.append({"role": "user", "content": images})
             images = []
@@ -124,11 +135,58 @@ def openai_messages(system: str, messages: tuple[Message, ...]) -> list[dict[str
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
             )
             images.extend(_image_parts(message))
+        elif message.role == "user" and message.attachments:
+            out.append({"role": "user", "content": _user_parts(message, index)})
         else:
             out.append({"role": message.role, "content": message.content})
     if images:
         out.append({"role": "user", "content": images})
     return out
+
+
+_ACCEPTED = (
+    "images (image/png, image/jpeg, image/gif, image/webp; bytes or URL), PDF documents "
+    "(application/pdf bytes), plain-text documents (text/plain bytes in UTF-8) and audio "
+    "(audio/wav, audio/mpeg bytes)"
+)
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav",
+                  "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+_MAX_PART_BYTES = 50 * MB  # OpenAI's documented limit on the media of one request
+
+
+def _user_parts(message: Message, index: int) -> list[dict[str, Any]]:
+    """A user message's text and media as Chat Completions content parts."""
+    where = f"messages[{index}] (user)"
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"type": "text", "text": message.content})
+    for media in message.attachments:
+        if media.url is None:
+            check_size("openai", media, _MAX_PART_BYTES,
+                       "Chat Completions takes at most 50 MB of media per request", _ACCEPTED,
+                       where)
+        if media.kind == "image" and media.mime_type in NATIVE_IMAGE_TYPES:
+            parts.append({"type": "image_url", "image_url": {"url": data_url(media)}})
+        elif media.kind == "file" and media.mime_type == PDF and media.url is None:
+            parts.append({"type": "file", "file": {
+                "filename": media.name or "document.pdf", "file_data": data_url(media),
+            }})
+        elif media.kind == "file" and media.mime_type == PLAIN_TEXT and media.url is None:
+            try:
+                text = media.data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise refuse("openai", media, _ACCEPTED, where,
+                             limit="a plain-text document must be UTF-8") from None
+            parts.append({"type": "text",
+                          "text": f"[file {media.name or 'document.txt'}]\n{text}"})
+        elif (media.kind == "audio" and media.mime_type in _AUDIO_FORMATS
+              and media.url is None):
+            parts.append({"type": "input_audio", "input_audio": {
+                "data": base64_data(media), "format": _AUDIO_FORMATS[media.mime_type],
+            }})
+        else:
+            raise refuse("openai", media, _ACCEPTED, where)
+    return parts
 
 
 def _image_parts(message: Message) -> list[dict[str, Any]]:
@@ -140,9 +198,7 @@ def _image_parts(message: Message) -> list[dict[str, Any]]:
         "text": f"The image(s) returned by tool call {message.tool_call_id} ({message.name}):",
     }]
     for image in shown:
-        data = base64.b64encode(image.data).decode("ascii")
-        url = f"data:{image.mime_type};base64,{data}"
-        parts.append({"type": "image_url", "image_url": {"url": url}})
+        parts.append({"type": "image_url", "image_url": {"url": data_url(image)}})
     return parts
 
 
@@ -155,11 +211,16 @@ def _usage(parent: dict[str, Any], where: str, model: str, prices: PriceTable) -
     details = field(usage, "prompt_tokens_details", at, dict, nullable=True) or {}
     cached = field(details, "cached_tokens", f"{at}.prompt_tokens_details", int,
                    nullable=True) or 0
+    completion = field(usage, "completion_tokens", at, int, nullable=True) or 0
+    out_details = field(usage, "completion_tokens_details", at, dict, nullable=True) or {}
+    thinking = field(out_details, "reasoning_tokens", f"{at}.completion_tokens_details", int,
+                     nullable=True) or 0
     counted = Usage(
         input_tokens=prompt - cached,
-        output_tokens=field(usage, "completion_tokens", at, int, nullable=True) or 0,
+        output_tokens=completion - thinking,
         cache_read_tokens=cached,
         requests=1,
+        reasoning_tokens=thinking,
     )
     return priced(counted, model, prices)
 
@@ -183,6 +244,21 @@ def _apply_settings(params: dict[str, Any], request: ChatRequest, provider: str)
         params["tool_choice"] = {"type": "function", "function": {"name": choice}}
     if settings.parallel_tool_calls is not None and request.tools:
         params["parallel_tool_calls"] = settings.parallel_tool_calls
+    reasoning = settings.reasoning
+    if reasoning is not None:
+        if reasoning.budget_tokens is not None:
+            raise UnsupportedSetting(
+                provider, "reasoning",
+                "Chat Completions takes an effort (reasoning_effort), not a token budget "
+                f"(budget_tokens={reasoning.budget_tokens}); leave budget_tokens None",
+            )
+        if reasoning.summary:
+            raise UnsupportedSetting(
+                provider, "reasoning",
+                "Chat Completions returns no reasoning summary; the Responses API (the spec "
+                "openai:MODEL) does, or leave summary False",
+            )
+        params["reasoning_effort"] = reasoning.effort
     if settings.extra:
         params["extra_body"] = extra_fields(settings.extra, params, provider)
 
@@ -306,46 +382,6 @@ class _Assembly:
         )
 
 
-# What a server that needs no key (Ollama, vLLM, llama.cpp) is sent: the SDK insists on
-# some key, and these servers ignore the Authorization header.
-_NO_KEY = "no-key"
-
-
-def _api_key(api_key: str | None, base_url: str | None) -> str | None:
-    """The key to give the SDK: ``api_key``, else ``OPENAI_API_KEY`` (None lets the SDK
-    read it), else a placeholder when a server address is set; with neither a key nor an
-    address, the same one-line error as the Anthropic provider."""
-    if api_key is not None or os.environ.get("OPENAI_API_KEY"):
-        return api_key
-    if base_url is not None or os.environ.get("OPENAI_BASE_URL"):
-        return _NO_KEY
-    raise ProviderError(
-        "openai: no credentials: set OPENAI_API_KEY or pass OpenAILLM(api_key=...) (a "
-        "local OpenAI-compatible server needs only its address: openai:MODEL@http://HOST/v1)",
-        provider="openai",
-        transient=False,
-        kind="authentication",
-    )
-
-
-_OPENAI_HOSTS = ("api.openai.com",)
-"""Where ``prompt_cache_key="auto"`` sends a key: servers known to accept the field."""
-
-CacheKey = str | Callable[[ChatRequest, "RunContext"], str | None] | None
-"""``OpenAILLM(prompt_cache_key=...)``: ``"auto"``, a fixed key, a function of the request
-and context, or None."""
-
-
-def default_cache_key(request: ChatRequest, ctx: RunContext) -> str | None:
-    """The ``prompt_cache_key`` for ``request``: one per agent and scope, so that every
-    run of an agent for one tenant shares the cache of its tools and instructions. None
-    for a request no agent made. The names are hashed: the key names no one."""
-    if not request.agent:
-        return None
-    digest = hashlib.sha256(f"{request.agent}\0{ctx.scope.key()}".encode()).hexdigest()
-    return f"agentkit-{digest[:32]}"
-
-
 class OpenAILLM:
     """A model behind OpenAI Chat Completions, OpenAI's own or any compatible server.
 
@@ -361,6 +397,12 @@ class OpenAILLM:
     OpenAI's own API and nothing to other servers, some of which refuse fields they do
     not know; a string is sent as it is, and a function ``(request, ctx) -> str | None``
     chooses per request, to any server; None sends none.
+
+    ``structured_output``: how ``Agent(output=...)``'s schema is sent. ``"auto"`` (the
+    default) sends it as ``response_format`` (a ``json_schema``, strict where the schema
+    allows) to OpenAI's own API, and not to other servers, which vary in what they take;
+    ``"json_schema"`` sends it to any server; None never. agentkit's validation and repair
+    turn apply either way.
     """
 
     provider = "openai"
@@ -375,49 +417,43 @@ class OpenAILLM:
         prices: PriceTable = DEFAULT_PRICES,
         client: Any = None,
         prompt_cache_key: CacheKey = "auto",
+        structured_output: Literal["auto", "json_schema"] | None = "auto",
     ) -> None:
-        if not (prompt_cache_key is None or isinstance(prompt_cache_key, str)
-                or callable(prompt_cache_key)):
-            raise TypeError(
-                "OpenAILLM(prompt_cache_key=...) takes 'auto', a key string, a function "
-                f"(request, ctx) -> str | None, or None; got {prompt_cache_key!r}"
+        if structured_output not in ("auto", "json_schema", None):
+            raise ValueError(
+                "OpenAILLM(structured_output=...) must be 'auto', 'json_schema' or None, "
+                f"got {structured_output!r}"
             )
+        self.structured_output = structured_output
+        self._connection = OpenAIConnection(
+            "OpenAILLM", api_key=api_key, base_url=base_url, timeout=timeout,
+            max_retries=max_retries, client=client, prompt_cache_key=prompt_cache_key,
+        )
+        self._clients = self._connection.clients
+        self.client = self._connection.client
         self.prompt_cache_key = prompt_cache_key
-        if client is None:
-            try:
-                import openai
-            except ImportError:
-                raise missing_extra("OpenAI", "openai") from None
-            options = client_options(
-                _api_key(api_key, base_url), base_url, timeout, max_retries
-            )
-            client = openai.AsyncOpenAI(**options)
-            self._clients = SdkClients(client, retries_chosen=max_retries is not None)
-        else:
-            self._clients = SdkClients(client, retries_chosen=True)
-        self.client = client
         self.prices = prices
-        host = getattr(getattr(client, "base_url", None), "host", None)
-        self._openai_itself = host in _OPENAI_HOSTS
-
-    def _cache_key(self, request: ChatRequest, ctx: RunContext) -> str | None:
-        chosen = self.prompt_cache_key
-        if chosen == "auto":
-            return default_cache_key(request, ctx) if self._openai_itself else None
-        if chosen is None or isinstance(chosen, str):
-            return chosen
-        return chosen(request, ctx)
 
     def _params(self, request: ChatRequest, ctx: RunContext) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": model_id(request.model),
             "messages": openai_messages(request.system, request.messages),
         }
-        key = self._cache_key(request, ctx)
+        key = self._connection.cache_key(request, ctx)
         if key:
             params["prompt_cache_key"] = key
         if request.tools:
             params["tools"] = openai_tools(request.tools)
+        mode = self.structured_output
+        if request.output_schema is not None and (
+            mode == "json_schema" or (mode == "auto" and self._connection.openai_itself)
+        ):
+            strict = strict_schema(request.output_schema)
+            params["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "output",
+                "schema": strict if strict is not None else thaw(request.output_schema),
+                "strict": strict is not None,
+            }}
         _apply_settings(params, request, self.provider)
         return params
 

@@ -9,8 +9,8 @@ from agentkit._examples import EXAMPLE_SPECS
 
 __all__ = ["EXAMPLE_SPECS", "ModelSpec", "model_id", "parse_model_spec"]
 
-Provider = Literal["anthropic", "openai"]
-_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
+Provider = Literal["anthropic", "openai", "openai-chat"]
+_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai-chat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +18,8 @@ class ModelSpec:
     """A parsed model spec."""
 
     provider: Provider
-    """``anthropic`` or ``openai`` (which also serves every OpenAI-compatible server)."""
+    """``anthropic``, ``openai`` (the Responses API; Chat Completions when a ``base_url``
+    is given, for every OpenAI-compatible server) or ``openai-chat`` (Chat Completions)."""
     model: str
     """The model id to pass as ``Agent(model=...)``."""
     base_url: str | None = None
@@ -26,9 +27,9 @@ class ModelSpec:
 
 
 def parse_model_spec(spec: str) -> ModelSpec:
-    """Parse ``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o-mini`` or
-    ``openai:llama3.1@http://localhost:11434/v1``; a bad spec is a ``ValueError`` that
-    says what is accepted."""
+    """Parse ``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o-mini``,
+    ``openai-chat:gpt-4o-mini`` or ``openai:llama3.1@http://localhost:11434/v1``; a bad
+    spec is a ``ValueError`` that says what is accepted."""
     provider, sep, rest = spec.partition(":")
     if not sep or provider not in _PROVIDERS or not rest:
         raise ValueError(

@@ -67,6 +67,8 @@ _AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.Message": ("agentkit.core.contracts.types", "Message"),
     "agentkit.LLMResult": ("agentkit.core.contracts.types", "LLMResult"),
     "agentkit.ModelSettings": ("agentkit.core.contracts.types", "ModelSettings"),
+    "agentkit.Reasoning": ("agentkit.core.contracts.reasoning", "Reasoning"),
+    "agentkit.ReasoningPart": ("agentkit.core.contracts.reasoning", "ReasoningPart"),
     "agentkit.Image": ("agentkit.core.contracts.media", "Image"),
     "agentkit.Audio": ("agentkit.core.contracts.media", "Audio"),
     "agentkit.File": ("agentkit.core.contracts.media", "File"),

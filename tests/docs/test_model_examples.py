@@ -18,9 +18,9 @@ _SPEC = re.compile(r"\b(?:anthropic|openai):[A-Za-z0-9][A-Za-z0-9.-]*(?:@https?:
 
 def _texts() -> dict[str, str]:
     paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    # The price table and the prompt-cache minimums list every model they know, not
-    # examples.
-    tables = ("prices.py", "_prompt_cache.py")
+    # The price table, the prompt-cache minimums and the model families list every model
+    # they know, not examples.
+    tables = ("prices.py", "_prompt_cache.py", "_model_families.py")
     paths += [p for p in sorted((ROOT / "agentkit").rglob("*.py")) if p.name not in tables]
     return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in paths}
 
@@ -57,7 +57,7 @@ def test_help_and_a_bad_spec_show_the_example_specs() -> None:
     )
     assert result.stderr == (
         "agentkit demo: model 'claude' failed: model spec 'claude' is not "
-        "PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai']; e.g. "
+        "PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai', 'openai-chat']; e.g. "
         "anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, "
         "openai:llama3.1@http://localhost:11434/v1\n"
     )

@@ -304,3 +304,19 @@ async def test_a_stream_is_priced_as_the_model_asked_for(wire: WireServer) -> No
     assert isinstance(final, LLMResult)
     assert final.model == "claude-snapshot-unpriced"
     assert final.usage.cost_usd == pytest.approx((60 * 3 + 12 * 15) / 1e6)
+
+
+async def test_an_output_schema_is_sent_natively_where_the_model_takes_it(
+    wire: WireServer,
+) -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}},
+              "required": ["city"]}
+    wire.reply(message([{"type": "text", "text": '{"city": "Lisbon"}'}], "end_turn"),
+               message([{"type": "text", "text": '{"city": "Lisbon"}'}], "end_turn"))
+    for model in (MODEL, "claude-3-5-haiku-latest"):
+        await llm(wire).chat(ChatRequest(model=model, messages=(Message("user", "Where?"),),
+                                         output_schema=schema), make_test_ctx())
+    native, older = wire.bodies()
+    assert native["output_config"] == {"format": {"type": "json_schema", "schema": {
+        **schema, "additionalProperties": False}}}
+    assert "output_config" not in older

@@ -20,13 +20,16 @@ def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_without_a_key_or_an_address_both_providers_refuse_in_one_shape() -> None:
     messages = []
-    for spec in ("anthropic:claude-sonnet-4-6", "openai:gpt-4o-mini"):
+    for spec in ("anthropic:claude-sonnet-4-6", "openai:gpt-4o-mini", "openai-chat:gpt-4o-mini"):
         with pytest.raises(ProviderError) as info:
             llm_for(spec)
         assert (info.value.kind, info.value.transient) == ("authentication", False)
         messages.append(str(info.value))
     assert messages == [
         "anthropic: no credentials: set ANTHROPIC_API_KEY or pass AnthropicLLM(api_key=...)",
+        "openai: no credentials: set OPENAI_API_KEY or pass OpenAIResponsesLLM(api_key=...) "
+        "(a local OpenAI-compatible server needs only its address: "
+        "openai:MODEL@http://HOST/v1)",
         "openai: no credentials: set OPENAI_API_KEY or pass OpenAILLM(api_key=...) (a local "
         "OpenAI-compatible server needs only its address: openai:MODEL@http://HOST/v1)",
     ]

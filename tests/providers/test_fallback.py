@@ -8,7 +8,15 @@ import pytest
 
 from agentkit.agents import Agent, StepEvent
 from agentkit.core.contracts.errors import ProviderError
-from agentkit.core.contracts.types import ChatRequest, LLMResult, Message, TextDelta, Usage
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    LLMResult,
+    Message,
+    ReasoningPart,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from agentkit.core.policies import (
     DEFAULT_PRICES,
     Budget,
@@ -19,6 +27,7 @@ from agentkit.core.policies import (
 )
 from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.providers import AnthropicLLM, FallbackLLM, OpenAILLM
+from agentkit.providers.fallback import translated
 
 from .conftest import Reply, WireServer
 from .test_openai import completion
@@ -194,3 +203,40 @@ async def test_an_unpriced_answer_is_charged_at_the_price_of_the_model_that_gave
         ChatRequest(model="claude-sonnet-4-6", messages=(Message("user", "hi"),)), ctx)
     assert budget.spent_usd == pytest.approx(DEFAULT_PRICES.cost("gpt-4o-mini", usage))
     assert budget.spent_usd != pytest.approx(DEFAULT_PRICES.cost("claude-sonnet-4-6", usage))
+
+
+def _reasoned_transcript() -> tuple[Message, ...]:
+    call = ToolCall("c1", "lookup", {"q": "x"},
+                    provider_state={"anthropic": {"sig": "a"}, "openai": {"id": "fc_1"}})
+    return (
+        Message("user", "hi"),
+        Message("assistant", tool_calls=(call,), reasoning=(
+            ReasoningPart("anthropic", "thinking", {"type": "thinking", "signature": "s"}),
+            ReasoningPart("openai", "summary", {"id": "rs_1"}),
+        )),
+        Message("tool", "found", tool_call_id="c1", name="lookup"),
+    )
+
+
+def test_an_entry_gets_only_its_own_providers_reasoning_and_call_state() -> None:
+    request = ChatRequest(model=CLAUDE, messages=_reasoned_transcript())
+    for_openai = translated(request, GPT, "openai")
+    assert for_openai.model == GPT
+    (assistant,) = [m for m in for_openai.messages if m.role == "assistant"]
+    assert assistant.reasoning == (ReasoningPart("openai", "summary", {"id": "rs_1"}),)
+    assert dict(assistant.tool_calls[0].provider_state) == {"openai": {"id": "fc_1"}}
+    assert assistant.tool_calls[0].arguments == {"q": "x"}
+    nameless = translated(request, None, None)
+    (assistant,) = [m for m in nameless.messages if m.role == "assistant"]
+    assert (assistant.reasoning, dict(assistant.tool_calls[0].provider_state)) == ((), {})
+    plain = ChatRequest(model=CLAUDE, messages=(Message("user", "hi"),))
+    assert translated(plain, None, "anthropic") is plain
+
+
+async def test_the_fallback_is_sent_the_transcript_without_the_primarys_reasoning() -> None:
+    backup = FakeLLM("ok")
+    llm = FallbackLLM(FakeLLM.script([Turn(error=_busy())]), (backup, "backup-model"))
+    await llm.chat(ChatRequest(model="main", messages=_reasoned_transcript()), make_test_ctx())
+    (sent,) = backup.requests
+    assert [m.reasoning for m in sent.messages] == [(), (), ()]
+    assert dict(sent.messages[1].tool_calls[0].provider_state) == {}

@@ -9,8 +9,8 @@ import pytest
 
 from agentkit.agents import Agent, FinalEvent, TextDeltaEvent, ToolCallEvent
 from agentkit.agents.cognition import ReActCognition
-from agentkit.core.contracts.errors import ProviderError
-from agentkit.core.contracts.types import ChatRequest, Message
+from agentkit.core.contracts.errors import ProviderError, UnsupportedSetting
+from agentkit.core.contracts.types import ChatRequest, Message, ModelSettings, Reasoning
 from agentkit.core.policies import tracing
 from agentkit.core.testing import RecordingTracer, make_test_ctx
 from agentkit.providers import OpenAILLM
@@ -256,3 +256,27 @@ async def test_a_priced_model_has_its_cost_on_the_spans_and_no_unpriced_models(
     span = tracer.named("invoke_agent atlas")[0]
     assert span.attributes["agentkit.cost_usd"] == pytest.approx(cost)
     assert "agentkit.unpriced_models" not in span.attributes
+
+
+async def test_reasoning_is_an_effort_and_its_tokens_are_counted_apart(wire: WireServer) -> None:
+    wire.reply(completion("545,000.", usage={
+        "prompt_tokens": 10, "completion_tokens": 50, "total_tokens": 60,
+        "completion_tokens_details": {"reasoning_tokens": 42},
+    }))
+    request = ChatRequest(model=MODEL, messages=(Message("user", "How big is Lisbon?"),),
+                          settings=ModelSettings(reasoning=Reasoning(effort="high")))
+    result = await llm(wire).chat(request, make_test_ctx())
+    assert wire.bodies()[0]["reasoning_effort"] == "high"
+    assert (result.usage.output_tokens, result.usage.reasoning_tokens) == (8, 42)
+    for asked, reason in (
+        (Reasoning(summary=True), "Chat Completions returns no reasoning summary; the "
+         "Responses API (the spec openai:MODEL) does, or leave summary False"),
+        (Reasoning(budget_tokens=1024), "Chat Completions takes an effort (reasoning_effort), "
+         "not a token budget (budget_tokens=1024); leave budget_tokens None"),
+    ):
+        refused = ChatRequest(model=MODEL, messages=request.messages,
+                              settings=ModelSettings(reasoning=asked))
+        with pytest.raises(UnsupportedSetting) as info:
+            await llm(wire).chat(refused, make_test_ctx())
+        assert info.value.reason == reason
+    assert len(wire.requests) == 1

@@ -120,3 +120,30 @@ def test_a_key_of_the_wrong_type_is_refused() -> None:
         "OpenAILLM(prompt_cache_key=...) takes 'auto', a key string, a function "
         "(request, ctx) -> str | None, or None; got 42"
     )
+
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+async def test_an_output_schema_goes_natively_to_openai_and_to_other_servers_when_asked(
+    wire: WireServer,
+) -> None:
+    """response_format follows the prompt_cache_key rule: OpenAI's own API gets it by
+    default, another server only with structured_output='json_schema'."""
+    wire.reply(*(completion('{"city": "Lisbon"}', 10, 0) for _ in range(4)))
+    request = ChatRequest(model=MODEL, messages=(Message("user", "Where?"),),
+                          output_schema=SCHEMA)
+    for provider in (via_openai(wire), llm(wire), llm(wire, structured_output="json_schema"),
+                     llm(wire, structured_output=None)):
+        await provider.chat(request, make_test_ctx())
+    native = {"type": "json_schema", "json_schema": {
+        "name": "output", "strict": True, "schema": {**SCHEMA, "additionalProperties": False},
+    }}
+    assert [body.get("response_format") for body in wire.bodies()] == [
+        native, None, native, None,
+    ]
+    with pytest.raises(ValueError) as info:
+        llm(wire, structured_output="json")
+    assert str(info.value) == (
+        "OpenAILLM(structured_output=...) must be 'auto', 'json_schema' or None, got 'json'"
+    )

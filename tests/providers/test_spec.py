@@ -16,6 +16,7 @@ from agentkit.providers.spec import model_id
     [
         ("anthropic:claude-sonnet-4-6", ModelSpec("anthropic", "claude-sonnet-4-6")),
         ("openai:gpt-4o-mini", ModelSpec("openai", "gpt-4o-mini")),
+        ("openai-chat:gpt-4o-mini", ModelSpec("openai-chat", "gpt-4o-mini")),
         ("openai:llama3.1@http://localhost:11434/v1",
          ModelSpec("openai", "llama3.1", "http://localhost:11434/v1")),
     ],
@@ -58,6 +59,7 @@ def test_model_ids_drop_provider_prefix_and_base_url() -> None:
     assert model_id("anthropic:claude-sonnet-4-6") == "claude-sonnet-4-6"
     assert model_id("openai:llama3.1@http://h/v1") == "llama3.1"
     assert model_id("gpt-4o") == "gpt-4o"
+    assert model_id("openai-chat:gpt-4o") == "gpt-4o"
 
 
 @pytest.mark.parametrize(("cls", "extra"), [("AnthropicLLM", "anthropic"), ("OpenAILLM", "openai")])

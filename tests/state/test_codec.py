@@ -24,7 +24,16 @@ from agentkit.agents.run_state import RunState, SubRun
 from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable, RunError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Audio, File, Image
-from agentkit.core.contracts.types import LLMResult, Message, Scope, ToolCall, Usage
+from agentkit.core.contracts.types import (
+    LLMResult,
+    Message,
+    ModelSettings,
+    Reasoning,
+    ReasoningPart,
+    Scope,
+    ToolCall,
+    Usage,
+)
 from agentkit.core.policies.audit import AuditRecord
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.state.codec import dumps, loads, register
@@ -41,6 +50,21 @@ TRANSCRIPT = (
                      File(b"%PDF", "application/pdf", name="r.pdf")),
     ),
 )
+
+THOUGHT = ReasoningPart("anthropic", "Look it up.", {"type": "thinking", "signature": "s1"})
+SIGNED_CALL = ToolCall("c3", "send", {"to": "b"},
+                       provider_state={"openai": {"id": "fc_1"}, "gemini": {"sig": "g"}})
+REASONING: list[Any] = [
+    THOUGHT,
+    ReasoningPart("openai", state={"id": "rs_1", "encrypted_content": "gAAA",
+                                   "summary": [{"type": "summary_text", "text": "t"}]}),
+    Message("assistant", "ok", tool_calls=(SIGNED_CALL,), reasoning=(THOUGHT,)),
+    LLMResult("ok", (SIGNED_CALL,), Usage(1, 2, reasoning_tokens=9), reasoning=(THOUGHT,)),
+    ModelSettings(reasoning=Reasoning(effort="high", budget_tokens=2048, summary=True)),
+    Message("user", "look", attachments=(
+        Image.from_url("https://example.com/a.jpg"), File(b"%PDF", "application/pdf"),
+        File(b"plain", "text/plain", name="n.txt"))),
+]
 
 VALUES: list[Any] = [
     None, True, 0, -7, 10**40, 1.5, float("inf"), float("-inf"), "", "naïve \x00 \ud800",
@@ -63,6 +87,7 @@ VALUES: list[Any] = [
              nested=FrozenDict({"c1": SubRun("r1:agent/c1:sub", "sub", Suspended("r1", (CALL,)))})),
     AuditRecord("r1", "org1:dom2", "send", "c1", "ab" * 32, None, "failed", 12.5,
                 error="ValueError", arguments=FrozenDict({"to": "a"})),
+    *REASONING,
 ]
 
 

@@ -19,7 +19,8 @@
     │       └── RunTakenOver
     ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
-    │   └── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
+    │   ├── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
+    │   └── UnsupportedMedia (ValueError)    a media part it cannot take, or too big
     ├── VersionConflict                    state: another writer got there first
     ├── SessionBusy                        state: another run appended to the session
     ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
@@ -254,6 +255,34 @@ class UnsupportedSetting(ProviderError, ValueError):
             provider=provider,
             transient=False,
             kind="unsupported_setting",
+        )
+
+
+class UnsupportedMedia(ProviderError, ValueError):
+    """A provider (or its model) cannot take a media part of a message, or the part
+    breaks a limit the provider documents, so the request is refused before it is sent
+    rather than the part turned into a line of text."""
+
+    def __init__(
+        self,
+        provider: str,
+        media_type: str,
+        accepted: str,
+        *,
+        where: str = "",
+        limit: str | None = None,
+    ) -> None:
+        self.media_type = media_type
+        self.accepted = accepted
+        self.where = where
+        self.limit = limit
+        place = f" in {where}" if where else ""
+        broken = f"{limit}; " if limit else ""
+        super().__init__(
+            f"{provider} cannot take {media_type}{place}: {broken}it accepts {accepted}",
+            provider=provider,
+            transient=False,
+            kind="unsupported_media",
         )
 
 

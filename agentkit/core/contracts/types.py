@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
+from agentkit.core.contracts.reasoning import Reasoning, ReasoningDelta, ReasoningPart
 from agentkit.core.contracts.traits import ToolTraits, traits_of
 
 if TYPE_CHECKING:
@@ -26,6 +27,9 @@ __all__ = [
     "LLMResult",
     "Message",
     "ModelSettings",
+    "Reasoning",
+    "ReasoningDelta",
+    "ReasoningPart",
     "Role",
     "Scope",
     "StreamEvent",
@@ -120,6 +124,10 @@ class Usage:
     """Price of the call in US dollars, when a price is known."""
     requests: int = 0
     """Model requests made."""
+    reasoning_tokens: int = 0
+    """Tokens the model spent thinking, billed as output but not counted in
+    ``output_tokens``; 0 where the provider does not report them apart (Anthropic counts
+    thinking in ``output_tokens``)."""
     unpriced_models: tuple[str, ...] = field(default=(), kw_only=True)
     """Models called here whose price was unknown: their tokens are counted, their cost
     is not, so while this is non-empty ``cost_usd`` is only a lower bound."""
@@ -135,6 +143,7 @@ class Usage:
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
             cost_usd=self.cost_usd + other.cost_usd,
             requests=self.requests + other.requests,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             unpriced_models=unpriced,
         )
 
@@ -146,6 +155,7 @@ class Usage:
             + self.output_tokens
             + self.cache_read_tokens
             + self.cache_write_tokens
+            + self.reasoning_tokens
         )
 
 
@@ -162,9 +172,24 @@ class ToolCall:
     arguments_error: str | None = field(default=None, kw_only=True)
     """Set when the model's arguments were not a JSON object (``arguments`` is then
     empty): the call is refused with this reason and the model gets a repair turn."""
+    provider_state: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=FrozenDict, kw_only=True
+    )
+    """Provider name to that provider's opaque state for this call, sent back with the
+    call and only to that provider (OpenAI's ``fc_`` item id, Gemini's
+    ``thought_signature``). Deeply frozen."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", _frozen_object(self.arguments, "ToolCall"))
+        state = self.provider_state
+        if not isinstance(state, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Mapping) for k, v in state.items()
+        ):
+            raise TypeError(
+                "ToolCall.provider_state must map provider names to JSON objects, got "
+                f"{state!r}"
+            )
+        object.__setattr__(self, "provider_state", freeze_arguments(state))
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +268,23 @@ class Message:
     attachments: tuple[Media, ...] = ()
     """Media that go with the text (an image a tool returned, say). Providers that accept
     media render them natively; others show each one's ``describe()`` line."""
+    reasoning: tuple[ReasoningPart, ...] = field(default=(), kw_only=True)
+    """For an ``assistant`` message: what the model thought before answering, each part
+    tagged with its provider, sent back only to that provider."""
+
+    def __post_init__(self) -> None:
+        if self.reasoning:
+            _check_reasoning(self.reasoning, "Message")
+            object.__setattr__(self, "reasoning", tuple(self.reasoning))
+
+
+def _check_reasoning(parts: Any, owner: str) -> None:
+    if not isinstance(parts, tuple | list) or not all(
+        isinstance(p, ReasoningPart) for p in parts
+    ):
+        raise TypeError(
+            f"{owner}.reasoning must be a tuple of ReasoningPart, got {parts!r}"
+        )
 
 
 ToolChoice = str
@@ -288,6 +330,9 @@ class ModelSettings:
     """False asks the model for at most one tool call per turn."""
     seed: int | None = None
     """A seed for providers that sample reproducibly."""
+    reasoning: Reasoning | None = None
+    """Think before answering (:class:`Reasoning`); refused by a provider or model that
+    cannot."""
     extra: Mapping[str, Any] = field(default_factory=FrozenDict)
     """Provider-specific request fields, sent as they are (e.g. ``{"top_k": 40}``)."""
 
@@ -330,6 +375,11 @@ class ModelSettings:
         seed = self.seed
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise ValueError(f"ModelSettings.seed must be an int, got {self.seed!r}")
+        if self.reasoning is not None and not isinstance(self.reasoning, Reasoning):
+            raise ValueError(
+                "ModelSettings.reasoning must be a Reasoning(effort=..., budget_tokens=..., "
+                f"summary=...) or None, got {self.reasoning!r}"
+            )
         if not isinstance(self.extra, Mapping) or not all(isinstance(k, str) for k in self.extra):
             raise ValueError(
                 "ModelSettings.extra must be a mapping of request field names to values, "
@@ -352,6 +402,7 @@ class ModelSettings:
             tool_choice=_pick(overrides.tool_choice, self.tool_choice),
             parallel_tool_calls=_pick(overrides.parallel_tool_calls, self.parallel_tool_calls),
             seed=_pick(overrides.seed, self.seed),
+            reasoning=_pick(overrides.reasoning, self.reasoning),
             extra={**self.extra, **overrides.extra},
         )
 
@@ -365,6 +416,7 @@ class ModelSettings:
             or self.tool_choice is not None
             or self.parallel_tool_calls is not None
             or self.seed is not None
+            or self.reasoning is not None
             or bool(self.extra)
         )
 
@@ -427,11 +479,14 @@ class LLMResult:
     """Why the model stopped."""
     model: str = ""
     """The model that answered, as the provider reports it."""
+    reasoning: tuple[ReasoningPart, ...] = field(default=(), kw_only=True)
+    """What the model thought, in the provider's order; carried into :attr:`message`."""
 
     @property
     def message(self) -> Message:
-        """The answer as an assistant message for the transcript."""
-        return Message(role="assistant", content=self.content, tool_calls=self.tool_calls)
+        """The answer as an assistant message for the transcript, reasoning included."""
+        return Message(role="assistant", content=self.content, tool_calls=self.tool_calls,
+                       reasoning=self.reasoning)
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,5 +513,5 @@ class ToolCallDelta:
     kind: Literal["tool_call"] = "tool_call"
 
 
-StreamEvent = TextDelta | ToolCallDelta | LLMResult
+StreamEvent = TextDelta | ToolCallDelta | ReasoningDelta | LLMResult
 """What a streaming model call yields: deltas, then the complete :class:`LLMResult`."""

@@ -41,14 +41,15 @@ class ModelPrice:
     """A write to a 1-hour cache entry; defaults to ``cache_write``."""
 
     def cost(self, usage: Usage, *, cache_ttl: CacheTTL = "5m") -> float:
-        """The price of ``usage`` in US dollars, its cache writes at ``cache_ttl``'s rate."""
+        """The price of ``usage`` in US dollars, its cache writes at ``cache_ttl``'s rate
+        (reasoning tokens at the output price, as every provider bills them)."""
         read = self.input if self.cache_read is None else self.cache_read
         write = self.input if self.cache_write is None else self.cache_write
         if cache_ttl == "1h" and self.cache_write_1h is not None:
             write = self.cache_write_1h
         return (
             usage.input_tokens * self.input
-            + usage.output_tokens * self.output
+            + (usage.output_tokens + usage.reasoning_tokens) * self.output
             + usage.cache_read_tokens * read
             + usage.cache_write_tokens * write
         ) / 1_000_000

@@ -12,6 +12,8 @@ from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
     LLMResult,
+    ReasoningDelta,
+    ReasoningPart,
     StreamEvent,
     TextDelta,
     ToolCall,
@@ -39,6 +41,30 @@ class Turn:
     """Why the model stopped; by default ``tool_calls`` or ``stop``."""
     error: Exception | None = field(default=None, kw_only=True)
     """Raise this instead of answering (to script a provider failure)."""
+    reasoning: str | tuple[ReasoningPart, ...] = field(default=(), kw_only=True)
+    """What the model thought first: a text (one part from provider ``"fake"``) or the
+    parts themselves, to script a provider's opaque state. Streamed as
+    :class:`ReasoningDelta` before the text."""
+
+    def __post_init__(self) -> None:
+        reasoning = self.reasoning
+        if isinstance(reasoning, str):
+            parts = (ReasoningPart("fake", reasoning),) if reasoning else ()
+            object.__setattr__(self, "reasoning", parts)
+        elif not isinstance(reasoning, tuple | list) or not all(
+            isinstance(p, ReasoningPart) for p in reasoning
+        ):
+            raise TypeError(
+                f"Turn.reasoning must be a str or a tuple of ReasoningPart, got {reasoning!r}"
+            )
+        else:
+            object.__setattr__(self, "reasoning", tuple(reasoning))
+
+    @property
+    def reasoning_parts(self) -> tuple[ReasoningPart, ...]:
+        """:attr:`reasoning` as parts (a text was made one part on construction)."""
+        reasoning = self.reasoning
+        return () if isinstance(reasoning, str) else reasoning
 
 
 class FakeLLMExhausted(AgentkitError, AssertionError):
@@ -104,6 +130,9 @@ class FakeLLM:
                 input_tokens=_estimate_tokens(prompt),
                 output_tokens=_estimate_tokens(turn.content),
                 requests=1,
+                reasoning_tokens=_estimate_tokens(
+                    "".join(p.text for p in turn.reasoning_parts)
+                ),
             )
         finish: FinishReason = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
         return LLMResult(
@@ -112,6 +141,7 @@ class FakeLLM:
             usage=usage,
             finish_reason=finish,
             model=request.model,
+            reasoning=turn.reasoning_parts,
         )
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
@@ -119,8 +149,12 @@ class FakeLLM:
         return self._result(request, self._take(request))
 
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
-        """The next scripted answer, word by word, then the complete result."""
+        """The next scripted answer: its reasoning, its text word by word, its calls,
+        then the complete result."""
         turn = self._take(request)
+        for part in turn.reasoning_parts:
+            if part.text:
+                yield ReasoningDelta(part.text)
         if turn.content:
             for index, word in enumerate(turn.content.split(" ")):
                 yield TextDelta(word if index == 0 else " " + word)

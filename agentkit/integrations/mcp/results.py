@@ -75,6 +75,10 @@ def to_call_result(tool: str, value: Any) -> types.CallToolResult:
 
 
 def _block(tool: str, item: Any, path: str) -> types.ContentBlock:
+    if isinstance(item, Image | Audio | File) and item.url is not None:
+        # Held by reference, it has no bytes to embed: the client gets the link.
+        name = getattr(item, "name", None) or item.url.rstrip("/").rsplit("/", 1)[-1]
+        return types.ResourceLink(name=name, uri=item.url, mime_type=item.mime_type)
     if isinstance(item, Image):
         return types.ImageContent(data=_b64(item.data), mime_type=item.mime_type)
     if isinstance(item, Audio):

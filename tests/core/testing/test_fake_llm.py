@@ -8,6 +8,8 @@ from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
+    ReasoningDelta,
+    ReasoningPart,
     TextDelta,
     ToolCall,
     ToolCallDelta,
@@ -163,4 +165,25 @@ async def test_a_turn_without_text_streams_no_text_delta(ctx: RunContext) -> Non
         usage=Usage(input_tokens=4, output_tokens=0, requests=1),
         finish_reason="tool_calls",
         model="fake",
+    )
+
+
+async def test_a_turn_scripts_reasoning_that_reaches_the_message_and_the_stream(
+    ctx: RunContext,
+) -> None:
+    signed = ReasoningPart("anthropic", "Check the census.", {"signature": "sig"})
+    llm = FakeLLM.script([
+        Turn("Lisbon.", reasoning="Think about Lisbon first."),
+        Turn("Porto.", reasoning=(signed,)),
+    ])
+    result = await llm.chat(ask("Which city?"), ctx)
+    assert result.message.reasoning == (ReasoningPart("fake", "Think about Lisbon first."),)
+    assert result.usage.reasoning_tokens == 6
+    events = [event async for event in llm.stream(ask("And the next?"), ctx)]
+    assert events[:2] == [ReasoningDelta("Check the census."), TextDelta("Porto.")]
+    assert isinstance(events[2], LLMResult) and events[2].reasoning == (signed,)
+    with pytest.raises(TypeError) as info:
+        Turn(reasoning=["thought"])  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "Turn.reasoning must be a str or a tuple of ReasoningPart, got ['thought']"
     )

@@ -55,6 +55,13 @@ def chime() -> Audio:
 
 
 @tool(side_effecting=False)
+def harbour_links() -> list[object]:
+    """Return links to the harbour webcam picture and the port's published timetable."""
+    return [Image.from_url("https://example.com/cams/harbour.jpg"),
+            File.from_url("https://example.com/port/timetable.pdf")]
+
+
+@tool(side_effecting=False)
 def raw_bytes() -> bytes:
     """Return the raw bytes of the firmware header, for inspection."""
     return b"\xde\xad\xbe\xef"
@@ -95,7 +102,7 @@ def dump(result: types.CallToolResult) -> dict[str, Any]:
 
 
 async def test_media_values_become_image_audio_and_embedded_resource_blocks() -> None:
-    server = build_server([snapshot, chime, raw_bytes, report])
+    server = build_server([snapshot, chime, raw_bytes, report, harbour_links])
 
     assert dump(await call(server, "snapshot", {"camera": "gate"})) == {
         "content": [
@@ -118,6 +125,12 @@ async def test_media_values_become_image_audio_and_embedded_resource_blocks() ->
     assert dump(await call(server, "report", {"city": "Porto"}))["content"] == [
         {"type": "resource", "resource": {"uri": "agentkit://file/report.txt",
                                           "mimeType": "text/plain", "text": "Sunny in Porto"}}
+    ]
+    assert dump(await call(server, "harbour_links", {}))["content"] == [
+        {"type": "resource_link", "name": "harbour.jpg", "mimeType": "image/jpeg",
+         "uri": "https://example.com/cams/harbour.jpg"},
+        {"type": "resource_link", "name": "timetable.pdf", "mimeType": "application/pdf",
+         "uri": "https://example.com/port/timetable.pdf"},
     ]
 
 
