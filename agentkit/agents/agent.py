@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -125,7 +126,8 @@ class Agent:
     continues a conversation kept in ``ctx.store`` under the context's scope: the model
     sees the session's earlier turns, and the run's turn is appended once it completes.
     ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries, or
-    (:class:`Summarize`) replaces its older turns by a summary.
+    (:class:`Summarize`) replaces its older turns by a summary. ``tool_timeout=`` is how
+    many seconds a tool call may run when its tool declares no ``timeout=`` itself.
     """
 
     __slots__ = (
@@ -141,6 +143,7 @@ class Agent:
         "output_spec",
         "prompt",
         "settings",
+        "tool_timeout",
     )
 
     def __init__(
@@ -157,6 +160,7 @@ class Agent:
         memory_k: int = 5,
         settings: ModelSettings | None = None,
         history: HistoryPolicy | Summarize | None = None,
+        tool_timeout: float | None = None,
         tools: None = None,
     ) -> None:
         if tools is not None:
@@ -180,6 +184,14 @@ class Agent:
                 "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...) "
                 f"or a Summarize(max_tokens=..., keep_last=...), got {history!r}"
             )
+        if tool_timeout is not None and (
+            isinstance(tool_timeout, bool) or not isinstance(tool_timeout, int | float)
+            or not 0 < tool_timeout < math.inf
+        ):
+            raise ValueError(
+                "Agent(tool_timeout=...) takes a positive number of seconds or None, "
+                f"got {tool_timeout!r}"
+            )
         if isinstance(history, Summarize) and history.model is None:
             history = dataclasses.replace(history, model=model)  # the agent's own writes
         self.name = name
@@ -194,6 +206,7 @@ class Agent:
         self.memory_k = memory_k
         self.settings = settings if settings is not None else _NO_SETTINGS
         self.history = history
+        self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
 
     async def _recall(self, task: str, ctx: RunContext) -> str:
         """The system-prompt addition for ``task``: the memory's best items, or ""."""

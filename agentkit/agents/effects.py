@@ -24,6 +24,7 @@ from agentkit.core.contracts.errors import (
     RunError,
     RunTakenOver,
     ToolNotFoundError,
+    ToolTimeout,
     VersionConflict,
 )
 from agentkit.core.contracts.frozen import FrozenDict
@@ -86,12 +87,14 @@ class Effects(Protocol):
 
 
 class OutcomeUnknown(Exception):
-    """A side-effecting call started and ended without a result (its worker died): it
-    may or may not have taken effect, and it must not silently run again."""
+    """A side-effecting call started and ended without a result (its worker died, or it
+    ran past its timeout): it may or may not have taken effect, and it must not silently
+    run again. ``what`` says what happened, when it was not a crash."""
 
-    def __init__(self, call_id: str, why: str) -> None:
+    def __init__(self, call_id: str, why: str, what: str | None = None) -> None:
         self.call_id = call_id
         self.why = why
+        self.what = what
         super().__init__(f"call {call_id!r}: outcome unknown ({why})")
 
 
@@ -113,6 +116,7 @@ async def execute_tool_call(
     *,
     model: str = "",
     answers: Mapping[str, Any] = _NO_ANSWERS,
+    timeout: float | None = None,
 ) -> ToolOutcome:
     """Run ``call`` with ``arguments`` through ``ctx``'s tool chain: its result text,
     whether it is an error, and the media it returned. A tool's failure is a result the
@@ -120,7 +124,9 @@ async def execute_tool_call(
     is a question the tool must put to a person (:class:`HumanInputRequired`). With
     ``intents``, a call that changes the world records its intent first. ``model`` and
     ``answers`` are what the call can see of its run while it runs (an MCP server's
-    sampling and elicitation requests are answered from them)."""
+    sampling and elicitation requests are answered from them). ``timeout`` is the run's
+    default limit for a call whose tool declares none; a call past its limit that may
+    have changed the world raises :class:`OutcomeUnknown`."""
     from agentkit.agents.run import _key_step
 
     try:
@@ -132,6 +138,7 @@ async def execute_tool_call(
             bool(tool.side_effecting),
             call_id=call.id,
             key_step=bool(tool.side_effecting),
+            timeout=timeout,
         )
         if intents is not None and _key_step(tool, call):
             await intents._start_intent(call, arguments)
@@ -154,6 +161,15 @@ async def execute_tool_call(
         raise
     except ToolNotFoundError as exc:
         return describe_failure(call.name, exc), True, ()
+    except ToolTimeout as exc:
+        traits = request.traits
+        if traits.idempotent or traits.is_read_only_call(arguments):
+            return describe_failure(call.name, exc), True, ()  # safe to try again
+        raise OutcomeUnknown(
+            call.id, f"{call.name!r} is side-effecting and not declared idempotent",
+            f"it ran past its timeout of {exc.seconds:g}s and was stopped before it "
+            "reported a result",
+        ) from exc
     except Exception as exc:
         return describe_failure(call.name, exc), True, ()
     content, attached = render_result(value)
@@ -191,7 +207,7 @@ class InProcessEffects:
     ) -> ToolOutcome:
         return await execute_tool_call(
             run.ctx, call, arguments, registry, intents=run, model=run.agent.model,
-            answers=answers,
+            answers=answers, timeout=run.agent.tool_timeout,
         )
 
     async def save(self, run: AgentRun) -> None:

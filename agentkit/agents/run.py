@@ -443,7 +443,7 @@ class AgentRun:
             if self.ctx.autonomy in ("gated", "manual"):
                 self._unknown.append(call.id)
                 return
-            content, is_error, attached = unknown_outcome(call.name, exc.why), True, ()
+            content, is_error, attached = unknown_outcome(call.name, exc.why, exc.what), True, ()
         message = self._tool_message(call, content, is_error=is_error, attached=attached)
         key = intent_key(self.key, call.id)
         started = self._intents.pop(call.id, None)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from agentkit.agents.effects import execute_tool_call
+from agentkit.agents.effects import OutcomeUnknown, execute_tool_call
+from agentkit.agents.intents import unknown_outcome
 from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
@@ -193,10 +194,16 @@ class AgentActivities:
             call = job["call"]
             content, is_error, attached = await _in_span(
                 ctx, f"tool_call {call.name}",
-                execute_tool_call(ctx, call, job["arguments"], registry, model=agent.model),
+                execute_tool_call(ctx, call, job["arguments"], registry, model=agent.model,
+                                  timeout=agent.tool_timeout),
             )
         except RunError as exc:
             return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
+        except OutcomeUnknown as exc:
+            # A side-effecting call past its timeout: it is not run again, and the model
+            # is told (on Temporal it does not suspend for a person, as it does in-process
+            # under gated or manual autonomy).
+            content, is_error, attached = unknown_outcome(call.name, exc.why, exc.what), True, ()
         except HumanInputRequired as exc:
             # A question mid-call (an MCP server's elicitation) would need the workflow
             # to suspend inside an activity; runs on Temporal do not support it yet.
