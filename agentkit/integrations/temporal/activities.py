@@ -11,7 +11,6 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import OutcomeUnknown, execute_tool_call
-from agentkit.agents.intents import unknown_outcome
 from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
@@ -200,10 +199,10 @@ class AgentActivities:
         except RunError as exc:
             return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
         except OutcomeUnknown as exc:
-            # A side-effecting call past its timeout: it is not run again, and the model
-            # is told (on Temporal it does not suspend for a person, as it does in-process
-            # under gated or manual autonomy).
-            content, is_error, attached = unknown_outcome(call.name, exc.why, exc.what), True, ()
+            # A side-effecting call past its timeout: the workflow treats it as the loop
+            # does in-process (tell the model, or suspend under gated and manual).
+            return pack({"unknown": (exc.why, exc.what),
+                         "spent": _spent_since(ctx.budget, spent)})
         except HumanInputRequired as exc:
             # A question mid-call (an MCP server's elicitation) would need the workflow
             # to suspend inside an activity; runs on Temporal do not support it yet.

@@ -174,6 +174,12 @@ class TemporalEffects:
         tool = registry.get(call.name)
         once = traits_of(tool).side_effecting and not traits_of(tool).idempotent
         options = self.options
+        # A tool's own limit is enforced inside the activity (a clean ToolTimeout); the
+        # activity's start-to-close follows it, a heartbeat timeout later, so a worker
+        # that dies or hangs past the limit is given up on too, never after RunOptions'.
+        limit = traits_of(tool).timeout or self.agent.tool_timeout
+        closes = options.tool_timeout if limit is None else min(
+            options.tool_timeout, limit + options.heartbeat_timeout)
         payload = pack_within(
             {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
              "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments,
@@ -186,7 +192,7 @@ class TemporalEffects:
                 TOOL_ACTIVITY,
                 payload,
                 result_type=str,
-                start_to_close_timeout=timedelta(seconds=options.tool_timeout),
+                start_to_close_timeout=timedelta(seconds=closes),
                 heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
                 retry_policy=_retry(1 if once else options.max_attempts),
                 summary=f"tool {call.name}",
@@ -208,6 +214,9 @@ class TemporalEffects:
         self._charge(answer)
         if "stop" in answer:
             raise error_from(answer["stop"])
+        if "unknown" in answer:  # a side-effecting call past its timeout, as in-process
+            why, what = answer["unknown"]
+            raise OutcomeUnknown(call.id, why, what)
         return answer["content"], answer["is_error"], tuple(answer.get("attachments", ()))
 
 
