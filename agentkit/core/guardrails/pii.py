@@ -115,6 +115,11 @@ class PII:
         self.mode = mode
         self.kinds: tuple[PIIKind, ...] = tuple(k for k in _KINDS if k in chosen)
 
+    @property
+    def rewrites(self) -> bool:
+        """Redaction rewrites the value, so it runs before the call it guards."""
+        return self.mode == "redact"
+
     def find(self, text: str) -> list[tuple[PIIKind, int, int]]:
         """Every finding in ``text`` as ``(kind, start, end)``, in order, not overlapping."""
         found: list[tuple[PIIKind, int, int]] = []
