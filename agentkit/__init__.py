@@ -47,6 +47,7 @@ _HOMES = {
     "Turn": "agentkit.core.testing.fake_llm",
     "UnpricedModel": "agentkit.core.contracts.errors",
     "UnsupportedMedia": "agentkit.core.contracts.errors",
+    "UnsupportedSchema": "agentkit.core.contracts.errors",
     "UnsupportedSetting": "agentkit.core.contracts.errors",
     "VersionConflict": "agentkit.core.contracts.errors",
     "make_ctx": "agentkit.core.assembly",
@@ -88,6 +89,7 @@ __all__ = [
     "Turn",
     "UnpricedModel",
     "UnsupportedMedia",
+    "UnsupportedSchema",
     "UnsupportedSetting",
     "VersionConflict",
     "__version__",
@@ -126,6 +128,7 @@ if TYPE_CHECKING:
         ToolTimeout,
         UnpricedModel,
         UnsupportedMedia,
+        UnsupportedSchema,
         UnsupportedSetting,
         VersionConflict,
     )

@@ -276,7 +276,9 @@ def _fail(spec: str, error: BaseException) -> int:
         reason = f"{type(error).__name__}: {detail[0]}" if detail else type(error).__name__
     if isinstance(error, ImportError) and _clone() is not None:
         # The message names the package index; a clone installs its own tree instead.
-        reason += f" (in this clone: {_pip()} install {_extra(spec.partition(':')[0])})"
+        extra = spec.partition(":")[0]
+        extra = {"vertex": "google"}.get(extra, extra)  # Vertex AI comes with the Gemini SDK
+        reason += f" (in this clone: {_pip()} install {_extra(extra)})"
     print(f"agentkit demo: model {spec!r} failed: {reason}", file=sys.stderr)
     return 2
 

@@ -38,6 +38,7 @@ __all__ = [
     "as_provider_error",
     "missing_extra",
     "retry_after",
+    "status_error",
 ]
 
 # 408 request timeout, 409 conflict (retry-able lock contention), 425 too early,
@@ -74,17 +75,44 @@ _ERROR_TYPES: dict[str, tuple[str, bool]] = {
     "insufficient_quota": ("billing", False),
     "context_length_exceeded": ("context_length", False),
     "invalid_api_key": ("authentication", False),
+    # Amazon Bedrock's exception names (botocore's ``Error.Code``).
+    "ThrottlingException": ("rate_limit", True),
+    "ServiceUnavailableException": ("server_error", True),
+    "ModelNotReadyException": ("model_not_ready", True),
+    "InternalServerException": ("server_error", True),
+    "ModelTimeoutException": ("timeout", True),
+    "ModelStreamErrorException": ("server_error", True),
+    "ValidationException": ("bad_request", False),
+    "AccessDeniedException": ("permission", False),
+    "ResourceNotFoundException": ("not_found", False),
+    "ServiceQuotaExceededException": ("quota", False),
+    "ModelErrorException": ("model_error", False),
+    "UnrecognizedClientException": ("authentication", False),
+    "ExpiredTokenException": ("authentication", False),
 }
+
+# botocore's own exceptions, by class name (the SDK is imported only by BedrockLLM).
+_BOTOCORE_TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
+_BOTOCORE_CONNECTION = frozenset({"EndpointConnectionError", "ConnectionClosedError",
+                                  "HTTPClientError"})
+# The event-stream parser's errors are no BotoCoreError, so they are listed here whole.
+_BOTOCORE_GARBLED = frozenset({"ChecksumMismatch", "InvalidHeadersLength",
+                               "InvalidPayloadLength", "ResponseParserError"})
 
 _MESSAGE_LIMIT = 500
 
 # Anthropic reports a prompt over the model's window only as the text of a 400
 # ("prompt is too long: 215000 tokens > 200000 maximum"), and so do OpenAI-compatible
-# servers that send no code (vLLM, llama.cpp: "maximum context length is 8192 tokens").
-# Reading text is a last resort, kept to this one place: a run recovers from a
-# context-length error by compacting its history, so it has to be told apart.
-_TOO_LONG = re.compile(r"prompt is too long|maximum context length|context length exceeded",
-                       re.IGNORECASE)
+# servers that send no code (vLLM, llama.cpp: "maximum context length is 8192 tokens"),
+# Gemini ("The input token count (N) exceeds the maximum number of tokens allowed") and
+# Bedrock (a ValidationException "Input is too long for requested model"). Reading text
+# is a last resort, kept to this one place: a run recovers from a context-length error
+# by compacting its history, so it has to be told apart.
+_TOO_LONG = re.compile(
+    r"prompt is too long|maximum context length|context length exceeded|"
+    r"input is too long|exceeds the maximum number of tokens",
+    re.IGNORECASE,
+)
 
 
 def _context_length(kind: str, message: str) -> str:
@@ -221,6 +249,8 @@ def as_provider_error(
     HTTP client's own ``TimeoutException`` and ``TransportError``.
     """
     names = {cls.__name__ for cls in type(error).__mro__}
+    if "BotoCoreError" in names or "ClientError" in names or names & _BOTOCORE_GARBLED:
+        return _from_botocore(error, names, provider, request_id)
     status = getattr(error, "status_code", None)
     message = _bounded(getattr(error, "message", None) or str(error))
     request_id = getattr(error, "request_id", None) or request_id
@@ -240,20 +270,11 @@ def as_provider_error(
             provider=provider, transient=True, kind="malformed_reply", request_id=request_id,
         )
     if isinstance(status, int):
-        kind = _KINDS.get(status, "server_error" if status >= 500 else "error")
-        transient = status in _TRANSIENT_STATUS or status >= 500
         code = getattr(error, "code", None)  # OpenAI's: a 429 may be an empty account
-        if isinstance(code, str) and code in _ERROR_TYPES:
-            kind, transient = _ERROR_TYPES[code]
-        kind = _context_length(kind, message)
         response = getattr(error, "response", None)
-        return ProviderError(
-            _with_id(f"{provider}: HTTP {status} ({kind}): {message}", request_id),
-            provider=provider,
-            transient=transient,
-            status=status,
-            kind=kind,
-            request_id=request_id,
+        return status_error(
+            provider, status, message, request_id=request_id,
+            code=code if isinstance(code, str) else None,
             retry_after=retry_after(getattr(response, "headers", None) or {}),
         )
     if "APIError" in names or "AnthropicError" in names or "OpenAIError" in names:
@@ -262,6 +283,80 @@ def as_provider_error(
             provider=provider, transient=False, kind="error", request_id=request_id,
         )
     return None
+
+
+def status_error(
+    provider: str,
+    status: int,
+    message: str,
+    *,
+    request_id: str | None = None,
+    code: str | None = None,
+    retry_after: float | None = None,
+) -> ProviderError:
+    """An HTTP error status as a :class:`ProviderError`: its kind and whether it is
+    transient from the status (or from an error ``code`` this module knows), the
+    provider's ``message`` kept."""
+    kind = _KINDS.get(status, "server_error" if status >= 500 else "error")
+    transient = status in _TRANSIENT_STATUS or status >= 500
+    if code is not None and code in _ERROR_TYPES:
+        kind, transient = _ERROR_TYPES[code]
+    kind = _context_length(kind, message)
+    return ProviderError(
+        _with_id(f"{provider}: HTTP {status} ({kind}): {_bounded(message)}", request_id),
+        provider=provider,
+        transient=transient,
+        status=status,
+        kind=kind,
+        request_id=request_id,
+        retry_after=retry_after,
+    )
+
+
+def _from_botocore(
+    error: Exception, names: set[str], provider: str, request_id: str | None
+) -> ProviderError:
+    """botocore's failures: ``ClientError`` carries the service's exception name and
+    message (``EventStreamError``, its subclass, one sent in the middle of a stream,
+    named in lower camel case); the rest are the SDK's own."""
+    response = getattr(error, "response", None)
+    if "ClientError" in names and isinstance(response, dict):
+        detail = response.get("Error") or {}
+        metadata = response.get("ResponseMetadata") or {}
+        code = str(detail.get("Code") or "")
+        code = code[:1].upper() + code[1:]
+        status = metadata.get("HTTPStatusCode")
+        status = status if isinstance(status, int) and status != 200 else None
+        request_id = metadata.get("RequestId") or request_id
+        kind, transient = _ERROR_TYPES.get(code) or (
+            _KINDS.get(status or 0, "server_error" if (status or 0) >= 500 else "error"),
+            status in _TRANSIENT_STATUS or (status or 0) >= 500,
+        )
+        message = _bounded(str(detail.get("Message") or "(no message)"))
+        kind = _context_length(kind, message)
+        return ProviderError(
+            _with_id(f"{provider}: {code or 'error'}: {message}", request_id),
+            provider=provider, transient=transient, status=status, kind=kind,
+            request_id=request_id,
+            retry_after=retry_after(metadata.get("HTTPHeaders") or {}),
+        )
+    message = _bounded(str(error))
+    if names & _BOTOCORE_TIMEOUTS:
+        kind, transient, text = "timeout", True, f"request timed out: {message}"
+    elif names & _BOTOCORE_CONNECTION:
+        kind, transient, text = "connection", True, f"connection failed: {message}"
+    elif names & _BOTOCORE_GARBLED:
+        kind, transient, text = "malformed_reply", True, f"malformed reply: {message}"
+    elif names & {"NoCredentialsError", "PartialCredentialsError"}:
+        kind, transient, text = "authentication", False, (
+            f"{message}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"
+        )
+    elif "ParamValidationError" in names:
+        kind, transient, text = "bad_request", False, message
+    else:
+        kind, transient, text = "error", False, message
+    return ProviderError(_with_id(f"{provider}: {text}", request_id), provider=provider,
+                         transient=transient, kind=kind, request_id=request_id)
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

@@ -27,7 +27,15 @@ from typing import Any, Literal
 
 from agentkit.core.policies.prices import CacheTTL
 
-__all__ = ["MAX_BREAKPOINTS", "CacheMode", "mark_breakpoints", "minimum_cacheable"]
+__all__ = [
+    "MAX_BREAKPOINTS",
+    "CacheMode",
+    "estimate_tokens",
+    "mark_breakpoints",
+    "message_anchors",
+    "minimum_cacheable",
+    "select_marks",
+]
 
 CacheMode = Literal["auto"] | None
 """``"auto"``: breakpoints placed as above; None: no caching."""
@@ -57,8 +65,31 @@ def minimum_cacheable(model: str) -> int:
     return _DEFAULT_MINIMUM
 
 
-def _tokens(value: Any) -> int:
-    return -(-len(json.dumps(value, ensure_ascii=False)) // _CHARS_PER_TOKEN)
+def estimate_tokens(value: Any) -> int:
+    """The tokens ``value`` (JSON, bytes counted as their base64 text) is taken to cost."""
+    return -(-len(json.dumps(value, ensure_ascii=False, default=_as_base64)) // _CHARS_PER_TOKEN)
+
+
+_tokens = estimate_tokens
+
+
+def _as_base64(value: Any) -> str:
+    if isinstance(value, bytes | bytearray):  # a blob some SDKs (botocore) take raw
+        return "#" * (-(-len(value) // 3) * 4)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def message_anchors(roles: list[str]) -> tuple[int, int]:
+    """The two messages to mark: the one the previous request ended with (the message
+    before the last assistant answer; -1 when there is none) and the newest one."""
+    last_answer = max((i for i, role in enumerate(roles) if role == "assistant"), default=-1)
+    return last_answer - 1, len(roles) - 1
+
+
+def select_marks(candidates: list[tuple[int, int]], minimum: int) -> list[int]:
+    """Which candidates to mark, each given as ``(position, prefix tokens up to it)`` in
+    prefix order: those whose prefix reaches ``minimum``, at most :data:`MAX_BREAKPOINTS`."""
+    return [position for position, prefix in candidates if prefix >= minimum][:MAX_BREAKPOINTS]
 
 
 def mark_breakpoints(
@@ -97,23 +128,21 @@ def mark_breakpoints(
             params["system"] = blocks
 
     messages: list[dict[str, Any]] = params.get("messages") or []
-    last_answer = max(
-        (i for i, message in enumerate(messages) if message["role"] == "assistant"), default=-1
-    )
-    anchor = last_answer - 1  # the message the previous request ended with
+    anchors = message_anchors([message["role"] for message in messages])
     for i, message in enumerate(messages):
         running += _tokens(message)
-        if i in (anchor, len(messages) - 1):
+        if i in anchors:
             block = _last_markable(message)
             if block is not None:
                 candidates.append((block, running))
 
-    marked = 0
-    for block, prefix_tokens in candidates:
-        if prefix_tokens >= minimum and marked < MAX_BREAKPOINTS and "cache_control" not in block:
-            block["cache_control"] = dict(marker)
-            marked += 1
-    return marked
+    # A block marked already (a caller's own mark) is not marked twice.
+    fresh = [(i, tokens) for i, (block, tokens) in enumerate(candidates)
+             if "cache_control" not in block]
+    chosen = select_marks(fresh, minimum)
+    for i in chosen:
+        candidates[i][0]["cache_control"] = dict(marker)
+    return len(chosen)
 
 
 def _last_markable(message: dict[str, Any]) -> dict[str, Any] | None:

@@ -9,8 +9,10 @@ from agentkit._examples import EXAMPLE_SPECS
 
 __all__ = ["EXAMPLE_SPECS", "ModelSpec", "model_id", "parse_model_spec"]
 
-Provider = Literal["anthropic", "openai", "openai-chat"]
-_PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai", "openai-chat")
+Provider = Literal["anthropic", "openai", "openai-chat", "google", "vertex", "bedrock"]
+_PROVIDERS: tuple[Provider, ...] = (
+    "anthropic", "openai", "openai-chat", "google", "vertex", "bedrock"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +21,9 @@ class ModelSpec:
 
     provider: Provider
     """``anthropic``, ``openai`` (the Responses API; Chat Completions when a ``base_url``
-    is given, for every OpenAI-compatible server) or ``openai-chat`` (Chat Completions)."""
+    is given, for every OpenAI-compatible server), ``openai-chat`` (Chat Completions),
+    ``google`` (the Gemini API), ``vertex`` (Gemini on Vertex AI) or ``bedrock`` (Amazon
+    Bedrock; the model is a Bedrock model or inference-profile id)."""
     model: str
     """The model id to pass as ``Agent(model=...)``."""
     base_url: str | None = None
@@ -28,8 +32,11 @@ class ModelSpec:
 
 def parse_model_spec(spec: str) -> ModelSpec:
     """Parse ``anthropic:claude-sonnet-4-6``, ``openai:gpt-4o-mini``,
-    ``openai-chat:gpt-4o-mini`` or ``openai:llama3.1@http://localhost:11434/v1``; a bad
-    spec is a ``ValueError`` that says what is accepted."""
+    ``openai-chat:gpt-4o-mini``, ``openai:llama3.1@http://localhost:11434/v1``,
+    ``google:gemini-2.5-flash``, ``vertex:gemini-2.5-pro`` or
+    ``bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0`` (only the first colon ends the
+    provider: a Bedrock id keeps its own); a bad spec is a ``ValueError`` that says what
+    is accepted."""
     provider, sep, rest = spec.partition(":")
     if not sep or provider not in _PROVIDERS or not rest:
         raise ValueError(

@@ -8,11 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agentkit.core.policies import DEFAULT_PRICES
 from agentkit.providers.spec import EXAMPLE_SPECS, parse_model_spec
 
 ROOT = Path(__file__).resolve().parents[2]
-# Any Claude or GPT model id, and any provider:model spec.
-_MODEL_ID = re.compile(r"\b(?:claude|gpt)-[A-Za-z0-9.-]*[A-Za-z0-9]")
+# Any Claude or GPT model id (the Claude part of a Bedrock id is not one), and any
+# provider:model spec.
+_MODEL_ID = re.compile(r"\b(?<!anthropic\.)(?:claude|gpt)-[A-Za-z0-9.-]*[A-Za-z0-9]")
+# A Bedrock model or inference-profile id: ``us.anthropic.claude-...-v1:0``.
+_BEDROCK_ID = re.compile(r"\b(?:[a-z]+\.)?(?:anthropic|amazon|meta)\.[a-z0-9.-]*-v[0-9]+:[0-9]+")
 _SPEC = re.compile(r"\b(?:anthropic|openai):[A-Za-z0-9][A-Za-z0-9.-]*(?:@https?://[^\s`'\")]+)?")
 
 
@@ -57,7 +61,17 @@ def test_help_and_a_bad_spec_show_the_example_specs() -> None:
     )
     assert result.stderr == (
         "agentkit demo: model 'claude' failed: model spec 'claude' is not "
-        "PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai', 'openai-chat']; e.g. "
+        "PROVIDER:MODEL[@BASE_URL]; providers: ['anthropic', 'openai', 'openai-chat', 'google', "
+        "'vertex', 'bedrock']; e.g. "
         "anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, "
         "openai:llama3.1@http://localhost:11434/v1\n"
     )
+
+
+def test_every_bedrock_id_in_docs_and_code_has_a_price() -> None:
+    """Bedrock ids name real models: each one shown has its own row in the price table."""
+    found = {(name, bedrock_id) for name, text in _texts().items()
+             for bedrock_id in _BEDROCK_ID.findall(text)}
+    assert {bedrock_id for _, bedrock_id in found} >= {
+        "anthropic.claude-sonnet-4-5-20250929-v1:0"}  # the scan finds ids at all
+    assert {(n, i) for n, i in found if DEFAULT_PRICES.price(i) is None} == set()

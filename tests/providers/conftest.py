@@ -136,3 +136,15 @@ def wire() -> Iterator[WireServer]:
 def second_wire() -> Iterator[WireServer]:
     """Another server, for a test that talks to two providers."""
     yield from _serving()
+
+
+@pytest.fixture
+def gemini(wire: WireServer) -> Any:
+    """The Gemini provider's pair for a contract case: the scripted server and a
+    ``GeminiLLM`` pointed at it (see ``fake_gemini``)."""
+    from .fake_gemini import google_llm  # needs google-genai, which only these tests use
+
+    return wire, google_llm(wire)
+
+
+from .fake_bedrock import bedrock, bedrock_server  # noqa: E402, F401  (fixtures)

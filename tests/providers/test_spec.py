@@ -19,6 +19,8 @@ from agentkit.providers.spec import model_id
         ("openai-chat:gpt-4o-mini", ModelSpec("openai-chat", "gpt-4o-mini")),
         ("openai:llama3.1@http://localhost:11434/v1",
          ModelSpec("openai", "llama3.1", "http://localhost:11434/v1")),
+        ("google:gemini-2.5-flash", ModelSpec("google", "gemini-2.5-flash")),
+        ("vertex:gemini-2.5-pro", ModelSpec("vertex", "gemini-2.5-pro")),
     ],
 )
 def test_specs_parse(spec: str, parsed: ModelSpec) -> None:
@@ -26,7 +28,7 @@ def test_specs_parse(spec: str, parsed: ModelSpec) -> None:
 
 
 @pytest.mark.parametrize(
-    "spec", ["claude", "google:gemini", "openai:", "openai:llama@localhost:11434", ":x"]
+    "spec", ["claude", "mistral:large", "openai:", "openai:llama@localhost:11434", ":x"]
 )
 def test_bad_specs_say_what_is_accepted(spec: str) -> None:
     with pytest.raises(ValueError) as info:
@@ -60,6 +62,8 @@ def test_model_ids_drop_provider_prefix_and_base_url() -> None:
     assert model_id("openai:llama3.1@http://h/v1") == "llama3.1"
     assert model_id("gpt-4o") == "gpt-4o"
     assert model_id("openai-chat:gpt-4o") == "gpt-4o"
+    assert model_id("google:gemini-2.5-flash") == "gemini-2.5-flash"
+    assert model_id("vertex:gemini-2.5-pro") == "gemini-2.5-pro"
 
 
 @pytest.mark.parametrize(("cls", "extra"), [("AnthropicLLM", "anthropic"), ("OpenAILLM", "openai")])
@@ -71,3 +75,16 @@ def test_a_missing_sdk_names_the_extra_to_install(cls: str, extra: str) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert f'pip install "agentkit-framework[{extra}]"' in out.stdout
+
+
+def test_a_missing_google_sdk_names_the_google_extra() -> None:
+    code = (
+        "import sys; sys.modules['google.genai'] = None\n"
+        "from agentkit.providers import GeminiLLM\n"
+        "try:\n    GeminiLLM(api_key='k')\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == (
+        'the Gemini provider needs the google-genai package: pip install '
+        '"agentkit-framework[google]"\n'
+    )

@@ -21,7 +21,8 @@
     ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
     │   ├── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
-    │   └── UnsupportedMedia (ValueError)    a media part it cannot take, or too big
+    │   ├── UnsupportedMedia (ValueError)    a media part it cannot take, or too big
+    │   └── UnsupportedSchema (ValueError)   a tool schema it cannot express
     ├── VersionConflict                    state: another writer got there first
     ├── SessionBusy                        state: another run appended to the session
     ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
@@ -284,6 +285,24 @@ class UnsupportedMedia(ProviderError, ValueError):
             provider=provider,
             transient=False,
             kind="unsupported_media",
+        )
+
+
+class UnsupportedSchema(ProviderError, ValueError):
+    """A provider cannot express a construct of a tool's JSON Schema, so the request is
+    refused before it is sent rather than the tool declared with a looser schema."""
+
+    def __init__(self, provider: str, tool: str, construct: str, reason: str) -> None:
+        self.tool = tool
+        self.construct = construct
+        self.reason = reason
+        super().__init__(
+            f"{provider} cannot express tool {tool!r}'s parameter schema: {construct}: "
+            f"{_cut(reason)}. Simplify the tool's parameters, or use a provider that "
+            "accepts the construct",
+            provider=provider,
+            transient=False,
+            kind="unsupported_schema",
         )
 
 

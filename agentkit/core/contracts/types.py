@@ -484,6 +484,10 @@ class LLMResult:
     """The model that answered, as the provider reports it."""
     reasoning: tuple[ReasoningPart, ...] = field(default=(), kw_only=True)
     """What the model thought, in the provider's order; carried into :attr:`message`."""
+    provider_details: Mapping[str, Any] = field(default_factory=FrozenDict, kw_only=True)
+    """What the provider said beyond the fields above, in its own words: e.g. Gemini's
+    finish reason as sent (``{"finish_reason": "RECITATION"}``) when ``finish_reason``
+    is a coarser ``content_filter``."""
 
     @property
     def message(self) -> Message:

@@ -69,6 +69,29 @@ def _openai(input_: float, output: float, cached: float) -> ModelPrice:
     return ModelPrice(input_, output, cache_read=cached, cache_write=input_)
 
 
+def _gemini(input_: float, output: float, cached: float) -> ModelPrice:
+    # Gemini's implicit cache is automatic: nothing is written at a price, hits are billed
+    # at the cached rate (the cache's hourly storage fee is for explicit caches only).
+    # Pro models' rates double past 200k prompt tokens; these rows hold the <=200k tier.
+    return ModelPrice(input_, output, cache_read=cached, cache_write=input_)
+
+
+_PROVIDER_PREFIX = re.compile(r"[a-z][a-z0-9-]*")
+"""What names a provider in ``provider:model`` (``anthropic``, ``openai-chat``, ``bedrock``)."""
+
+_BEDROCK_GEOGRAPHIES = ("us", "eu", "apac", "jp", "au")
+"""The prefixes of Bedrock's geographic cross-region inference profiles."""
+
+
+def _bedrock(model: str, regional: ModelPrice, global_: ModelPrice) -> dict[str, ModelPrice]:
+    # A Bedrock model id, its geographic inference profiles (``us.`` + id) at the
+    # in-region price, and its global profile (``global.`` + id) at the global price:
+    # each is its own exact row, so no id is priced by resemblance to another.
+    rows = {model: regional, f"global.{model}": global_}
+    rows.update({f"{geography}.{model}": regional for geography in _BEDROCK_GEOGRAPHIES})
+    return rows
+
+
 _SNAPSHOT = re.compile(r"-(?:[0-9]{8}|[0-9]{4}-[0-9]{2}-[0-9]{2}|latest)$")
 """The suffixes that name a version of one model: a dated snapshot or the latest one."""
 
@@ -85,7 +108,10 @@ class PriceTable:
     def price(self, model: str) -> ModelPrice | None:
         """The price of ``model`` (a provider prefix such as ``anthropic:`` is ignored),
         or None when no row is for it."""
-        name = model.split(":", 1)[1] if ":" in model else model
+        # Only a word before the colon is a provider prefix: a Bedrock id
+        # (``anthropic.claude-sonnet-4-5-20250929-v1:0``) has its own colon, after a dot.
+        prefix, colon, rest = model.partition(":")
+        name = rest if colon and _PROVIDER_PREFIX.fullmatch(prefix) else model
         found = self._prices.get(name)
         if found is None:
             base = _SNAPSHOT.sub("", name)
@@ -168,5 +194,27 @@ DEFAULT_PRICES = PriceTable(
         # o3-pro lists no cached-input rate: cached input is billed as input.
         "o3-pro": _openai(20.0, 80.0, 20.0),  # third-party (modelpedia.dev, 2026-03-21)
         "o4-mini": _openai(1.1, 4.4, 0.275),  # kept from the earlier table, not re-checked
+        # Google Gemini (the Gemini API; Vertex AI lists the same rates): input, output,
+        # cached input. Added on 2026-12-01 from stored third-party pages quoting
+        # ai.google.dev/pricing; the cached rate is a tenth of input ("90% discount").
+        "gemini-2.5-pro": _gemini(1.25, 10.0, 0.125),  # third-party (deploybase.ai, 2026-01)
+        "gemini-2.5-flash": _gemini(0.30, 2.50, 0.03),  # third-party (deploybase.ai, 2026-01)
+        "gemini-2.5-flash-lite": _gemini(0.10, 0.40, 0.01),  # third-party (morphllm.com)
+        "gemini-3-flash": _gemini(0.50, 3.0, 0.05),  # third-party (morphllm.com)
+        "gemini-3.1-pro": _gemini(2.0, 12.0, 0.20),  # third-party (morphllm.com)
+        # Amazon Bedrock, read on 2026-12-01 from third-party pages quoting AWS's pricing
+        # (clauder-navi.com/en/bedrock-claude-cost, sam.mehdi.consulting "Saving money on
+        # Bedrock is hard"): Claude on Bedrock costs Anthropic's list price through the
+        # global profile; from Sonnet 4.5, Haiku 4.5 and Opus 4.5 on, in-region and
+        # geographic inference cost 10% more. Cache writes 1.25x, reads 0.1x, as Anthropic.
+        **_bedrock("anthropic.claude-sonnet-4-5-20250929-v1:0",
+                   _anthropic(3.3, 16.5), _anthropic(3.0, 15.0)),
+        **_bedrock("anthropic.claude-haiku-4-5-20251001-v1:0",
+                   _anthropic(1.1, 5.5), _anthropic(1.0, 5.0)),
+        **_bedrock("anthropic.claude-opus-4-5-20251101-v1:0",
+                   _anthropic(5.5, 27.5), _anthropic(5.0, 25.0)),
+        # Before Sonnet 4.5 there is no regional premium.
+        **_bedrock("anthropic.claude-sonnet-4-20250514-v1:0",
+                   _anthropic(3.0, 15.0), _anthropic(3.0, 15.0)),
     }
 )

@@ -14,7 +14,10 @@ from agentkit.providers.spec import EXAMPLE_SPECS, parse_model_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 MODEL_ID = re.compile(
-    r"\b(claude-[a-z0-9-]*[a-z0-9]|gpt-[0-9][a-z0-9.-]*[a-z0-9]|o[1-9](?:-mini)?)\b"
+    # A Bedrock id (``us.anthropic.claude-...-v1:0``) first, whole, so that its Claude
+    # part is not taken for an Anthropic id.
+    r"\b((?:(?:us|eu|apac|global)\.)?(?:anthropic|amazon)\.[a-z0-9.-]*-v[0-9]+:[0-9]+"
+    r"|claude-[a-z0-9-]*[a-z0-9]|gpt-[0-9][a-z0-9.-]*[a-z0-9]|o[1-9](?:-mini)?)\b"
 )
 
 
@@ -99,3 +102,22 @@ def test_a_usage_priced_without_a_price_names_its_model() -> None:
         input_tokens=10, output_tokens=5, requests=1, unpriced_models=("gpt-5-pro",))
     assert DEFAULT_PRICES.priced("o3", usage) == Usage(
         input_tokens=10, output_tokens=5, requests=1, cost_usd=pytest.approx(6e-05))
+
+
+def test_a_bedrock_id_is_priced_on_its_own_row_and_its_version_suffix_is_kept() -> None:
+    """The ``:0`` of a Bedrock id is part of the id, not a ``provider:`` prefix."""
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000,
+                  cache_read_tokens=1_000_000, cache_write_tokens=1_000_000)
+    # Global cross-region inference is Anthropic's list price; in-region and geographic
+    # (us., eu., apac.) inference of Sonnet 4.5 cost 10% more.
+    assert DEFAULT_PRICES.cost("global.anthropic.claude-sonnet-4-5-20250929-v1:0", usage) == (
+        pytest.approx(3 + 15 + 0.3 + 3.75)
+    )
+    regional = pytest.approx(3.3 + 16.5 + 0.33 + 4.125)
+    for model in ("anthropic.claude-sonnet-4-5-20250929-v1:0",
+                  "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                  "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"):
+        assert DEFAULT_PRICES.cost(model, usage) == regional, model
+    assert DEFAULT_PRICES.price("anthropic.claude-sonnet-4-5-20250929-v1") is None
+    assert DEFAULT_PRICES.price("anthropic.claude-sonnet-4-5-20250929-v2:0") is None
+    assert DEFAULT_PRICES.price("0") is None
