@@ -3,6 +3,7 @@ payloads), so frozen types round-trip exactly as they do through a checkpoint.""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -156,12 +157,4 @@ def result_from(text: str) -> AgentResult:
 
 
 def _replace_evals(result: AgentResult, evals: dict[str, Any]) -> AgentResult:
-    return AgentResult(
-        output=result.output,
-        stop_reason=result.stop_reason,
-        usage=result.usage,
-        evals=FrozenDict(evals),
-        messages=result.messages,
-        run_id=result.run_id,
-        steps=result.steps,
-    )
+    return dataclasses.replace(result, evals=FrozenDict(evals))
