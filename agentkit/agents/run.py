@@ -74,8 +74,6 @@ __all__ = ["AgentRun", "EventSink", "validate_decisions"]
 
 EventSink = Callable[[AgentEvent], None]
 
-_NO_USAGE = Usage()
-
 
 class AgentRun:
     """The mutable working state of one run, and the steps that change it."""
@@ -103,7 +101,9 @@ class AgentRun:
         self.status: RunStatus = state.status
         self.messages: list[Message] = list(state.messages)
         self.usage: Usage = state.usage
-        self.usage_by_model: dict[str, Usage] = dict(state.usage_by_model)
+        # Frozen and replaced once per model call, so every checkpoint and the result
+        # share it rather than copy it.
+        self.usage_by_model: FrozenDict[str, Usage] = state.usage_by_model
         self.steps = state.steps
         self.open_calls: tuple[ToolCall, ...] = state.open_calls
         self.answered: dict[str, Message] = {m.tool_call_id or "": m for m in state.answered}
@@ -144,7 +144,7 @@ class AgentRun:
             status=self.status,
             messages=tuple(self.messages[history:]),
             usage=self.usage,
-            usage_by_model=FrozenDict(self.usage_by_model),
+            usage_by_model=self.usage_by_model,
             steps=self.steps,
             open_calls=self.open_calls,
             answered=tuple(self.answered.values()),
@@ -208,7 +208,11 @@ class AgentRun:
             result = await self.effects.call_model(self, request)
         self.usage = self.usage + result.usage
         model = result.model or request.model
-        self.usage_by_model[model] = self.usage_by_model.get(model, _NO_USAGE) + result.usage
+        earlier = self.usage_by_model.get(model)
+        self.usage_by_model = FrozenDict({
+            **self.usage_by_model,
+            model: result.usage if earlier is None else earlier + result.usage,
+        })
         self.steps += 1
         self.messages.append(result.message)
         self.open_calls = result.tool_calls
@@ -541,7 +545,7 @@ class AgentRun:
             output=self.output if self.status == "complete" else None,
             stop_reason=self.status if self.status != "running" else "error",
             usage=self.usage,
-            usage_by_model=FrozenDict(self.usage_by_model),
+            usage_by_model=self.usage_by_model,
             evals=FrozenDict(evals),
             messages=tuple(self.messages),
             run_id=self.run_id,

@@ -39,6 +39,10 @@ class SubRun:
     """What it waits for, call ids relative to it (``"s3"``, or ``"s3/t1"`` deeper)."""
 
 
+_NO_MODELS: FrozenDict[str, Usage] = FrozenDict()
+"""Shared by every run that has not called a model yet (a run holds one per step)."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunState:
     """A snapshot of an agent run."""
@@ -53,7 +57,7 @@ class RunState:
     """The transcript so far (the system prompt is the agent's, not saved)."""
     usage: Usage = field(default_factory=Usage)
     """Usage so far."""
-    usage_by_model: FrozenDict[str, Usage] = field(default_factory=FrozenDict, kw_only=True)
+    usage_by_model: FrozenDict[str, Usage] = field(default=_NO_MODELS, kw_only=True)
     """Usage so far per model that answered (``LLMResult.model``)."""
     steps: int = 0
     """Model calls made."""
