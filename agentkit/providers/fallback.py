@@ -13,8 +13,8 @@ call as they are, since another model would most likely refuse the same request,
 
 The request an entry gets is translated for it (:func:`translated`): its own model id,
 and of the reasoning parts and tool-call state in the transcript only those its provider
-produced (another provider's opaque state is never sent). Each answer
-names the model that gave it (``LLMResult.model``), and each provider prices its usage
+produced (another provider's opaque state is never sent). Each answer names the model
+that gave it (``LLMResult.model``), and each provider prices its usage
 at its own model's price, so a run's cost, the step events, the chat span's
 ``gen_ai.response.model`` and ``AgentResult.usage_by_model`` say which model answered.
 A stream falls through only before its first delta: after that the answer is already
@@ -39,8 +39,9 @@ __all__ = ["FALL_THROUGH_KINDS", "FallbackLLM", "translated"]
 
 FALL_THROUGH_KINDS = frozenset({
     "transient", "circuit_open", "bad_request", "authentication", "permission",
-    "not_found", "request_too_large", "unprocessable", "billing", "context_length",
-    "unsupported_setting", "malformed_reply", "error",
+    "not_found", "request_too_large", "unprocessable", "billing", "quota", "context_length",
+    "unsupported_setting", "unsupported_media", "unsupported_schema", "model_error",
+    "configuration", "malformed_reply", "stream_truncated", "error",
 })
 """What ``on=`` may name: ``"transient"`` (any error :func:`is_transient` accepts),
 ``"circuit_open"`` (:class:`CircuitOpen`), or the ``kind`` of a permanent
