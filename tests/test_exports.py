@@ -13,6 +13,7 @@ import agentkit
 import agentkit.agents
 import agentkit.agents.cognition
 import agentkit.core.contracts.errors
+import agentkit.core.contracts.state_errors
 import agentkit.core.contracts.types
 import agentkit.core.testing
 import agentkit.tools
@@ -32,9 +33,9 @@ EVERYDAY = {
 
 
 def _public_errors() -> dict[str, type[BaseException]]:
-    module = agentkit.core.contracts.errors
+    modules = (agentkit.core.contracts.errors, agentkit.core.contracts.state_errors)
     return {
-        name: value for name, value in vars(module).items()
+        name: value for module in modules for name, value in vars(module).items()
         if isinstance(value, type) and issubclass(value, BaseException)
         and value.__module__ == module.__name__ and not name.startswith("_")
     }

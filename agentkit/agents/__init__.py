@@ -18,6 +18,7 @@ from agentkit.agents.summarize import Summarize
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import (
     CheckpointCorrupt,
+    InvalidDecision,
     OutputCoercionError,
     RunNotResumable,
     RunTakenOver,
@@ -36,6 +37,7 @@ __all__ = [
     "FinalEvent",
     "HistoryPolicy",
     "InterruptEvent",
+    "InvalidDecision",
     "ModelSettings",
     "OutputCoercionError",
     "RunNotResumable",

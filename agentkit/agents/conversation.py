@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
@@ -36,12 +35,8 @@ from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
 from agentkit.state.sessions import SessionRecord, append_turn, load_session, open_log
 
-if TYPE_CHECKING:
-    from agentkit.agents.agent import Agent
-
 __all__ = [
     "Opening",
-    "append_left_turn",
     "commit_turn",
     "continued",
     "join_session",
@@ -180,23 +175,6 @@ async def rejoined(
     prior = await shaped(policy, record.messages, ctx, state.session)
     return dataclasses.replace(state, messages=(*prior, *state.messages),
                                history_len=len(prior))
-
-
-async def append_left_turn(
-    agent: Agent, state: RunState, key: str, version: int, ctx: RunContext,
-    checkpointer: Checkpointer,
-) -> AgentResult:
-    """The result of a completed session run, once its turn is in the session (``recover``
-    of it: its worker may have died between the final checkpoint and the append)."""
-    ctx = ctx if ctx.correlation_id == state.run_id else ctx.for_run(state.run_id)
-    state = await rejoined(state, agent.history, ctx)
-    run = AgentRun(agent, ctx, state, key=key, version=version, checkpointer=checkpointer)
-    # The answer is the final message, parsed as it was when the run completed.
-    final = state.messages[-1].content if state.messages else ""
-    run.output = final if agent.output_spec is None else agent.output_spec.parse(final)
-    result = run.result()
-    await commit_turn(run, result)
-    return result
 
 
 async def commit_turn(run: AgentRun, result: AgentResult) -> None:

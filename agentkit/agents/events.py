@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -18,6 +20,7 @@ __all__ = [
     "TextDeltaEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "events_of",
 ]
 
 
@@ -78,3 +81,25 @@ class FinalEvent:
 AgentEvent = (
     TextDeltaEvent | ToolCallEvent | ToolResultEvent | StepEvent | InterruptEvent | FinalEvent
 )
+
+
+async def events_of(
+    start: Callable[[Callable[[AgentEvent], None]], Awaitable[AgentResult]],
+) -> AsyncIterator[AgentEvent]:
+    """Drive ``start`` in a task, yielding the events it emits, then its FinalEvent."""
+    queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+
+    async def drive() -> AgentResult:
+        try:
+            return await start(queue.put_nowait)
+        finally:
+            queue.put_nowait(None)
+
+    task = asyncio.ensure_future(drive())
+    try:
+        while (event := await queue.get()) is not None:
+            yield event
+        yield FinalEvent(await task)
+    finally:
+        if not task.done():
+            task.cancel()

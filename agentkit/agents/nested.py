@@ -1,12 +1,15 @@
 """Nested suspension: a sub-run that waits for a person suspends every run above it.
 
 An agent used through ``as_tool`` (or as a Workflow step) runs as a *delegated* run.
-While a run executes a tool call it names itself and the call (a context variable), so
-the sub-run the call starts gets a checkpoint key derived from them. When that sub-run
-suspends, :func:`run_delegated` raises :class:`SubRunSuspended` carrying a
-:class:`~agentkit.agents.run_state.SubRun` (its key and its ``Suspended``). The run above
-catches it for that call, records the sub-run in its checkpoint (the call is pending as
-``"nested"``) and, once the turn's other calls are answered, suspends too. The top-level
+While a run executes a tool call it names itself and the call (the
+:class:`~agentkit.core.runtime.current_call.CurrentCall` of the task), so the sub-run
+the call starts gets a checkpoint key derived from them. When that sub-run suspends,
+:func:`run_delegated` raises :class:`SubRunSuspended` carrying a
+:class:`~agentkit.agents.run_state.SubRun` (its key and its ``Suspended``); the tool
+chain hands it up as a waiting outcome (not a failure), and the call's outcome is
+:class:`~agentkit.agents.outcomes.Parked`. The run above records the sub-run in its
+checkpoint (the call is pending as ``"nested"``) and, once the turn's other calls are
+answered, suspends too. The top-level
 ``Suspended`` lists every waiting call at any depth under its path of call ids,
 ``"c1/s3"``.
 
@@ -25,20 +28,21 @@ call answered as "outcome unknown" ends its sub-run with :func:`abandon_sub_run`
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from contextvars import ContextVar, Token
+from contextvars import Token
 from dataclasses import replace
 from typing import Any, Protocol
 
 from agentkit.agents.intents import intent_key
 from agentkit.agents.result import Suspended
 from agentkit.agents.run_state import RunState, SubRun
-from agentkit.core.contracts.errors import AgentkitError, CheckpointCorrupt, VersionConflict
+from agentkit.core.contracts.errors import CheckpointCorrupt, VersionConflict, WaitsForPerson
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Store
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.current_call import CurrentCall, current_call
 
 __all__ = [
     "Delegable",
@@ -47,17 +51,12 @@ __all__ = [
     "calling",
     "left_call",
     "refuse_path_id",
-    "route_decisions",
     "run_delegated",
     "sub_run_key",
     "suspension",
 ]
 
-_Caller = tuple[str, str, SubRun | None, Mapping[str, Any], bool]
-"""(the calling run's checkpoint key, its call id, the sub-run to resume, its decisions,
-whether the call runs again after a crash)."""
-
-_CALLER: ContextVar[_Caller | None] = ContextVar("agentkit_caller", default=None)
+_NOTHING: Mapping[str, Any] = FrozenDict()
 
 _REASONS = (
     ("unknown_outcome", "outcome_unknown"),
@@ -80,13 +79,16 @@ def refuse_path_id(call: ToolCall) -> str | None:
     )
 
 
-class SubRunSuspended(AgentkitError):
+class SubRunSuspended(WaitsForPerson):
     """A delegated run suspended for a person; the run whose call started it suspends
-    too. Raised through the tool chain; agentkit's runs catch it."""
+    too. Raised by the tool body that delegated; the tool chain passes it up as a
+    :class:`~agentkit.core.contracts.types.Waiting` outcome."""
 
     def __init__(self, sub: SubRun) -> None:
         self.sub = sub
         paths = [c.id for c in sub.suspended.pending]
+        kinds = [f"{p} ({sub.suspended.kinds.get(p, 'approval')})" for p in paths]
+        self.waiting = f"sub-run {sub.agent}: {', '.join(kinds)}"
         super().__init__(
             f"the delegated run of {sub.agent!r} suspended waiting for a person on "
             f"{paths}; the run that delegated to it suspends until they are decided"
@@ -110,19 +112,29 @@ def sub_run_key(run_key: str, call_id: str) -> str:
 
 
 def calling(
-    run_key: str, call_id: str, wake: SubRun | None, decisions: Any, *, again: bool = False
-) -> Token[_Caller | None]:
+    run_key: str,
+    call_id: str,
+    wake: SubRun | None = None,
+    decisions: Any = None,
+    *,
+    model: str = "",
+    answers: Mapping[str, Any] = _NOTHING,
+    again: bool = False,
+) -> Token[CurrentCall | None]:
     """Mark the current task as executing ``call_id`` of the run under ``run_key``
     (and, on resume, which sub-run to continue with which decisions). ``again``: the
     call was interrupted by a crash and runs again, so a sub-run it had started
     continues from its checkpoint."""
-    sub_decisions = decisions if wake is not None and isinstance(decisions, Mapping) else {}
-    return _CALLER.set((run_key, call_id, wake, sub_decisions, again))
+    sub_decisions = decisions if wake is not None and isinstance(decisions, Mapping) else _NOTHING
+    return current_call.set(CurrentCall(
+        call_id, model, answers, run_key=run_key, wake=wake, decisions=sub_decisions,
+        again=again,
+    ))
 
 
-def left_call(token: Token[_Caller | None]) -> None:
+def left_call(token: Token[CurrentCall | None]) -> None:
     """Undo :func:`calling` once the call has returned."""
-    _CALLER.reset(token)
+    current_call.reset(token)
 
 
 async def run_delegated(runnable: Delegable, task: str, ctx: RunContext) -> Any:
@@ -131,23 +143,23 @@ async def run_delegated(runnable: Delegable, task: str, ctx: RunContext) -> Any:
 
     Outside a run's tool call (a tool body called directly) it is a plain ``run``.
     """
-    caller = _CALLER.get()
-    if caller is None:
+    caller = current_call.get()
+    if caller is None or not caller.run_key:
         return await runnable.run(task, ctx)  # type: ignore[attr-defined]
     # One call starts one sub-run: a further delegation made by the same tool body
     # (not through a run's tool call) must not take the same key.
-    _CALLER.set(None)
-    run_key, call_id, wake, decisions, again = caller
-    if wake is None:
-        key = sub_run_key(run_key, call_id)
-        proceed = getattr(runnable, "_continue_at", None) if again else None
+    current_call.set(CurrentCall(caller.call_id, caller.model, caller.answers))
+    wake = caller.wake
+    if not isinstance(wake, SubRun):
+        key = sub_run_key(caller.run_key, caller.call_id)
+        proceed = getattr(runnable, "_continue_at", None) if caller.again else None
         if callable(proceed):
             result = await proceed(key, task, ctx)
         else:
             result = await runnable._start_at(key, task, ctx)
     else:
         key = wake.key
-        result = await runnable._resume_at(key, decisions, ctx)
+        result = await runnable._resume_at(key, caller.decisions, ctx)
     if getattr(result, "stop_reason", None) == "suspended":
         suspended = result.evals["suspended"]
         raise SubRunSuspended(SubRun(key, runnable.name, suspended))
@@ -200,24 +212,6 @@ def suspension(
         kinds=FrozenDict(kinds),
         agents=FrozenDict(agents),
     )
-
-
-def route_decisions(
-    decisions: Mapping[str, Any], nested: Collection[str]
-) -> FrozenDict[str, Any]:
-    """Checked decisions by call of this run: ``"c1/s3"``, where ``c1`` waits on a
-    sub-run (one of ``nested``), becomes ``{"c1": {"s3": ...}}`` for that sub-run; any
-    other call id keeps its decision."""
-    own: dict[str, Any] = {}
-    below: dict[str, dict[str, Any]] = {}
-    for path, decision in decisions.items():
-        head = next((h for h in nested if path.startswith(h + "/")), None)
-        if head is None:
-            own[path] = decision
-        else:
-            below.setdefault(head, {})[path[len(head) + 1:]] = decision
-    own.update({head: FrozenDict(sub) for head, sub in below.items()})
-    return FrozenDict(own)
 
 
 async def abandon_sub_run(checkpointer: Checkpointer, store: Store, key: str) -> None:

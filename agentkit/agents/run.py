@@ -4,18 +4,31 @@ Cognitions decide *what* to do next; AgentRun does it and saves a checkpoint aft
 every step (a model call, each tool result, a suspension, the end), each save a
 compare-and-set on the checkpoint's version so only one worker can own a run. The
 effects themselves (calling the model, calling a tool, writing the checkpoint) go
-through the run's :class:`~agentkit.agents.effects.Effects`, so the same loop runs
-in-process or on another engine.
+through the run's :class:`~agentkit.agents.effects.Effects`, one value in and one out,
+so the same loop runs in-process or on another engine. Each tool call of a turn comes
+back as one outcome value (:mod:`agentkit.agents.outcomes`); the turn is settled from
+those values once every call is in.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agentkit.agents.autonomy import should_gate
-from agentkit.agents.effects import IN_PROCESS, Effects, OutcomeUnknown
+from agentkit.agents.autonomy import gated_calls
+from agentkit.agents.decisions import (
+    AnswerText,
+    Decision,
+    EditArguments,
+    ElicitationReply,
+    ForSubRun,
+    PendingKind,
+    Undecided,
+    answers_so_far,
+    decision_for,
+)
+from agentkit.agents.effects import Effects, outcome_message
 from agentkit.agents.events import (
     AgentEvent,
     InterruptEvent,
@@ -23,56 +36,66 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.intents import (
-    Intent,
-    intent_key,
-    settle,
-    start_intent,
-    unknown_outcome,
-)
-from agentkit.agents.nested import (
-    SubRunSuspended,
-    abandon_sub_run,
-    calling,
-    left_call,
-    refuse_path_id,
-    sub_run_key,
-    suspension,
-)
+from agentkit.agents.history import HistoryPolicy
+from agentkit.agents.intents import intent_key, unknown_outcome
+from agentkit.agents.nested import abandon_sub_run, refuse_path_id, sub_run_key, suspension
+from agentkit.agents.outcomes import Answered, Asked, Parked, Stopped, ToolJob, ToolOutcome, Unknown
+from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.agents.run_state import PendingKind, RunState, RunStatus, SubRun
-from agentkit.agents.summarize import compacted
-from agentkit.agents.tool_messages import describe_failure, render_result
-from agentkit.core.contracts.errors import (
-    HumanInputRequired,
-    OutputCoercionError,
-    ProviderError,
-    RunError,
-    ToolArgumentError,
-)
+from agentkit.agents.run_state import RunState, RunStatus, SubRun, with_usage
+from agentkit.agents.summarize import Summarize, compacted
+from agentkit.agents.tool_messages import describe_failure
+from agentkit.core.contracts.errors import OutputCoercionError, ProviderError, ToolArgumentError
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.media import Media
-from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
+    ModelSettings,
     ToolCall,
     ToolSchema,
     Usage,
 )
 from agentkit.core.runtime.context import RunContext
+from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
 from agentkit.state.owners import this_owner
 from agentkit.tools.declarations.adapt import Invalid
 
 if TYPE_CHECKING:
-    from agentkit.agents.agent import Agent
     from agentkit.tools.registry import ToolRegistry
 
-__all__ = ["AgentRun", "EventSink", "validate_decisions"]
+__all__ = ["AgentRun", "EventSink", "RunAgent"]
 
 EventSink = Callable[[AgentEvent], None]
+
+_NO_ANSWERS: Mapping[str, Any] = FrozenDict()
+_UNDECIDED = Undecided()
+_NOT_APPROVED = (
+    "The call to {name!r} was not approved by a human, so it did not run. "
+    "Do not retry it unchanged; continue without it or ask differently."
+)
+
+
+class RunAgent(Protocol):
+    """What a run reads of its agent to build requests and parse answers."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def settings(self) -> ModelSettings: ...
+    @property
+    def output_spec(self) -> OutputSpec | None: ...
+    @property
+    def max_output_repairs(self) -> int: ...
+    @property
+    def history(self) -> HistoryPolicy | Summarize | None: ...
+    @property
+    def tool_timeout(self) -> float | None: ...
 
 
 class AgentRun:
@@ -80,21 +103,19 @@ class AgentRun:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: RunAgent,
         ctx: RunContext,
         state: RunState,
         *,
         key: str,
         version: int,
-        checkpointer: Checkpointer,
+        effects: Effects,
         sink: EventSink | None = None,
-        effects: Effects = IN_PROCESS,
     ) -> None:
         self.agent = agent
         self.ctx = ctx
         self.key = key
         self.version = version
-        self.checkpointer = checkpointer
         self.sink = sink
         self.effects = effects
         self.run_id = state.run_id
@@ -110,7 +131,6 @@ class AgentRun:
         self.pending: dict[str, PendingKind] = dict(state.pending)
         self.decisions: Mapping[str, Any] = state.decisions
         self.nested: dict[str, SubRun] = dict(state.nested)
-        self._parked: dict[str, SubRun] = {}
         self.repairs = state.repairs
         self.settings = state.settings
         self.session = state.session
@@ -118,19 +138,14 @@ class AgentRun:
         self.session_version = state.session_version
         self.session_rows = state.session_rows
         self.questions: dict[str, Any] = dict(state.questions)
-        self._asked: dict[str, Any] = {}
         self.extra_system = ""
         self.output: Any = None
         self.error: BaseException | None = None
-        self._save_lock: asyncio.Lock | None = None
-        self._stop: RunError | None = None
         self.interrupted: frozenset[str] = frozenset()
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
-        self._rerun: set[str] = set()
+        self.rerun: set[str] = set()
         """Interrupted calls that run again: a sub-run one of them started continues."""
-        self._intents: dict[str, str] = {}
-        self._unknown: list[str] = []
         self._owner = this_owner()
 
     # -- checkpoints ----------------------------------------------------------------
@@ -166,7 +181,7 @@ class AgentRun:
 
         Raises :class:`RunTakenOver` when another worker has written since.
         """
-        await self.effects.save(self)
+        self.version = await self.effects.save(self.snapshot(), self.version)
 
     def emit(self, event: AgentEvent) -> None:
         """Hand an event to the stream, when the run is being streamed."""
@@ -195,24 +210,18 @@ class AgentRun:
         self.ctx.check_cancelled()
         request = self.request(tools)
         try:
-            result = await self.effects.call_model(self, request)
+            result = await self.effects.call_model(request)
         except ProviderError as error:
             # Over the model's window: summarise the history once and ask again.
-            shorter = None if error.kind != "context_length" else await compacted(
-                self.agent.history, self.messages[: self.history_len], self.ctx, self.session)
-            if shorter is None:
-                raise
+            shorter = await compacted(self.agent.history, self.messages[: self.history_len],
+                                      self.ctx, self.session, error)
             self.messages[: self.history_len] = shorter
             self.history_len = len(shorter)
             request = self.request(tools)
-            result = await self.effects.call_model(self, request)
+            result = await self.effects.call_model(request)
         self.usage = self.usage + result.usage
         model = result.model or request.model
-        earlier = self.usage_by_model.get(model)
-        self.usage_by_model = FrozenDict({
-            **self.usage_by_model,
-            model: result.usage if earlier is None else earlier + result.usage,
-        })
+        self.usage_by_model = with_usage(self.usage_by_model, model, result.usage)
         self.steps += 1
         self.messages.append(result.message)
         self.open_calls = result.tool_calls
@@ -254,26 +263,16 @@ class AgentRun:
         self.error = error
         await self.save()
 
-    # -- tools ----------------------------------------------------------------------
+    # -- waiting for a person -------------------------------------------------------
 
     def gate(self, registry: ToolRegistry) -> dict[str, PendingKind]:
         """The open calls that must wait for a human, by call id."""
-        pending: dict[str, PendingKind] = {}
-        autonomy = self.ctx.autonomy
-        for call in self.open_calls:
-            if call.name not in registry or refuse_path_id(call) is not None:
-                continue  # becomes an error result the model reads; nothing to approve
-            traits = traits_of(registry.get(call.name))
-            key_step = not traits.is_read_only_call(call.arguments)
-            if traits.asks_human:
-                pending[call.id] = "input"
-            elif should_gate(autonomy, traits.requires_approval, key_step):
-                pending[call.id] = "approval"
-        return pending
+        return gated_calls(self.open_calls, registry, self.ctx.autonomy)
 
     async def suspend(self, pending: dict[str, PendingKind]) -> None:
         """Pause the run: no call of the open turn runs until a human decides."""
         self.pending = pending
+        self.decisions = FrozenDict()
         self.status = "suspended"
         await self.save()
         self.emit(InterruptEvent(self.suspended()))
@@ -285,91 +284,39 @@ class AgentRun:
             self.questions,
         )
 
-    # -- intents --------------------------------------------------------------------
+    def continue_with(self, decisions: Mapping[str, Any]) -> None:
+        """Take a person's checked, routed decisions: the run is running again."""
+        self.decisions = decisions
+        self.status = "running"
 
-    async def settle_interrupted(self, registry: ToolRegistry) -> bool:
-        """Decide what to do with the calls a crash interrupted (see
-        :mod:`agentkit.agents.intents`), before any call of the turn runs again.
-
-        Finished calls get their recorded answers; calls that may have acted and cannot
-        safely run again are answered as unknown, or, under ``gated``/``manual``
-        autonomy, held for a person: then the run suspends and this returns True.
-        """
-        interrupted, self.interrupted = self.interrupted, frozenset()
-        unknown: list[str] = []
-        settled: list[ToolCall] = []
-        abandoned: list[ToolCall] = []
-        for call in self.open_calls:
-            if call.id not in interrupted or call.id in self.answered:
-                continue
-            if call.name not in registry:
-                continue
-            how, value = await settle(self.ctx, self.key, call, registry.get(call.name))
-            if how == "run":
-                self._rerun.add(call.id)  # a sub-run it started continues
-            elif how == "finished":
-                self.answered[call.id] = value
-                settled.append(call)
-            elif how == "replayed":
-                content, attached = render_result(value)
-                self.answered[call.id] = self._tool_message(
-                    call, content, is_error=False, attached=attached
-                )
-                settled.append(call)
-            elif self.ctx.autonomy in ("gated", "manual"):
-                unknown.append(call.id)
-            else:
-                self.answered[call.id] = self._tool_message(
-                    call,
-                    unknown_outcome(call.name, f"{call.name!r} is not declared idempotent"),
-                    is_error=True,
-                )
-                abandoned.append(call)
-        if unknown:
-            held: dict[str, PendingKind] = {
-                cid: kind for cid, kind in self.pending.items() if cid not in self.answered
-            }
-            held.update(dict.fromkeys(unknown, "unknown_outcome"))
-            self.decisions = FrozenDict()
-            await self.suspend(held)
-        else:
-            await self.save()
-        # The checkpoint holds these answers now, so their intents have served.
-        for call in settled:
-            await self.ctx.store.delete(intent_key(self.key, call.id))
-        for call in abandoned:
-            await self._abandon(call)
-        return bool(unknown)
-
-    async def _abandon(self, call: ToolCall) -> None:
+    async def abandon(self, call: ToolCall) -> None:
         """An interrupted call that will not continue as it was: its intent goes, and a
         sub-run it started is ended (see :func:`~agentkit.agents.nested.abandon_sub_run`)."""
         await self.ctx.store.delete(intent_key(self.key, call.id))
-        await abandon_sub_run(self.checkpointer, self.ctx.store, sub_run_key(self.key, call.id))
-
-    @staticmethod
-    def _tool_message(
-        call: ToolCall, content: str, *, is_error: bool, attached: tuple[Media, ...] = ()
-    ) -> Message:
-        return Message(
-            role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=is_error,
-            attachments=attached,
+        await abandon_sub_run(
+            checkpointer_for(self.ctx), self.ctx.store, sub_run_key(self.key, call.id)
         )
 
+    # -- tools ----------------------------------------------------------------------
+
     async def answer_open_calls(self, registry: ToolRegistry, max_concurrency: int) -> None:
-        """Run every open call not yet answered (concurrently, bounded), then add the
-        answers to the transcript in the order the model asked. A call whose outcome is
-        unknown under gated/manual autonomy suspends the run instead."""
+        """Run every open call not yet answered (concurrently, bounded), then settle the
+        turn from their outcomes: the answers join the transcript in the order the model
+        asked, or, when a call waits for a person, the run suspends with the answers
+        already in kept."""
         todo = [c for c in self.open_calls if c.id not in self.answered]
+        outcomes: dict[str, ToolOutcome] = {}
         if len(todo) == 1:
-            await self._answer(todo[0], registry)
+            outcomes[todo[0].id] = await self._answer(todo[0], registry, None)
         elif todo:
-            self._save_lock = asyncio.Lock()
+            lock = asyncio.Lock()
             limit = asyncio.Semaphore(max_concurrency)
 
             async def bounded(call: ToolCall) -> None:
                 async with limit:
-                    await self._answer(call, registry)
+                    if any(isinstance(o, Stopped) for o in outcomes.values()):
+                        return  # the run is stopping: calls not yet started never start
+                    outcomes[call.id] = await self._answer(call, registry, lock)
 
             tasks: list[asyncio.Task[None]] = []
             try:
@@ -379,35 +326,16 @@ class AgentRun:
             except BaseExceptionGroup as group_error:
                 first = group_error.exceptions[0]
                 raise first from first.__cause__
-            finally:
-                self._save_lock = None
             # A TaskGroup ignores a child that ends cancelled; a tool that raised
             # CancelledError must still stop the run, as it does when it runs alone.
             if any(task.cancelled() for task in tasks):
                 raise asyncio.CancelledError
-        if self._stop is not None:
-            stop, self._stop = self._stop, None
-            raise stop
-        held: dict[str, PendingKind] = {}
-        if self._unknown:
-            # Calls whose outcome the engine could not learn, under gated/manual autonomy:
-            # the turn's other answers are kept, and a person decides about these.
-            held.update(dict.fromkeys(self._unknown, "unknown_outcome"))
-            self._unknown = []
-        if self._asked:
-            # A tool asked a person something mid-call: the calls that finished keep their
-            # answers, and the ones that asked run again on resume, with the answer.
-            asked, self._asked = self._asked, {}
-            self.questions.update(asked)
-            held.update(dict.fromkeys(asked, "elicitation"))
-        if self._parked:
-            # Calls waiting on suspended sub-runs: the turn is not over, so this run
-            # suspends too; the answers already in stay in the checkpoint.
-            self.nested, self._parked = self._parked, {}
-            held.update(dict.fromkeys(self.nested, "nested"))
-        if held:
-            self.decisions = FrozenDict()
-            await self.suspend(held)
+        waiting: dict[str, ToolOutcome] | None = None
+        for call_id, outcome in outcomes.items():
+            if outcome.kind != "answered":
+                waiting = waiting or {}
+                waiting[call_id] = outcome
+        if waiting is not None and await self._hold(waiting):
             return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
         self.open_calls = ()
@@ -418,89 +346,80 @@ class AgentRun:
         self.nested = {}
         await self.save()
 
-    async def _answer(self, call: ToolCall, registry: ToolRegistry) -> None:
-        if self._stop is not None:
-            return  # the run is stopping: calls not yet started never start
-        try:
-            content, is_error, attached = await self._execute(call, registry)
-        except HumanInputRequired as exc:
-            earlier = self.questions.get(call.id)
-            self._asked[call.id] = FrozenDict({
-                "message": exc.message,
-                "schema": exc.schema,
-                "tool": exc.tool,
-                "source": exc.source,
-                "answers": _answers(earlier, self.decisions.get(call.id)),
-            })
-            return
-        except SubRunSuspended as exc:
-            self._parked[call.id] = exc.sub
-            return
-        except RunError as exc:
-            # A refusal that stops the run (budget, cancellation): this call did not run,
-            # but calls of the same turn already under way finish and are recorded.
-            if self._stop is None:
-                self._stop = exc
-            return
-        except OutcomeUnknown as exc:
-            # The call may or may not have acted and is not run again (see intents).
+    async def _hold(self, waiting: Mapping[str, ToolOutcome]) -> bool:
+        """Suspend the run for the calls of the turn that wait for a person (their
+        outcome is unknown under gated/manual autonomy, they asked a question mid-call,
+        or a sub-run they delegated to waits); the answers already in are kept. Raises
+        the refusal of a call that stops the run (budget, cancellation) instead: the
+        calls already under way finished and are recorded."""
+        held: dict[str, PendingKind] = {}
+        parked: dict[str, SubRun] = {}
+        for call_id, outcome in waiting.items():
+            if isinstance(outcome, Stopped):
+                raise outcome.error
+            if isinstance(outcome, Unknown):
+                held[call_id] = "unknown_outcome"
+            elif isinstance(outcome, Asked):
+                self.questions[call_id] = FrozenDict({
+                    "message": outcome.message,
+                    "schema": outcome.schema,
+                    "tool": outcome.tool,
+                    "source": outcome.source,
+                    "answers": answers_so_far(self.questions.get(call_id),
+                                              self.decisions.get(call_id)),
+                })
+                held[call_id] = "elicitation"
+            elif isinstance(outcome, Parked):
+                parked[call_id] = outcome.sub
+                held[call_id] = "nested"
+        self.nested = parked
+        await self.suspend(held)
+        return True
+
+    async def _answer(
+        self, call: ToolCall, registry: ToolRegistry, lock: asyncio.Lock | None
+    ) -> ToolOutcome:
+        """One call's outcome; an answer is checkpointed as soon as it is in."""
+        outcome, job = await self._execute(call, registry)
+        timed_out = False
+        if outcome.kind == "unknown":
             if self.ctx.autonomy in ("gated", "manual"):
-                self._unknown.append(call.id)
-                return
-            content, is_error, attached = unknown_outcome(call.name, exc.why, exc.what), True, ()
-        message = self._tool_message(call, content, is_error=is_error, attached=attached)
-        key = intent_key(self.key, call.id)
-        started = self._intents.pop(call.id, None)
-        if started is not None:
-            await self.ctx.store.set(key, Intent(call.id, call.name, started, message))
+                return outcome  # a person decides whether it runs again
+            # A call past its timeout left its intent open; the checkpoint holds the
+            # answer once it is saved, so the intent goes then (below).
+            timed_out = outcome.what is not None
+            outcome = Answered(unknown_outcome(call.name, outcome.why, outcome.what), True)
+        if outcome.kind != "answered":
+            return outcome
+        message = outcome_message(call, outcome)
         self.answered[call.id] = message
-        self.emit(ToolResultEvent(call.id, call.name, content, is_error))
-        if self._save_lock is None:
+        self.emit(ToolResultEvent(call.id, call.name, outcome.content, outcome.is_error))
+        if lock is None:
             await self.save()
         else:
-            async with self._save_lock:
+            async with lock:
                 await self.save()
-        if started is not None:
-            await self.ctx.store.delete(key)
+        if (outcome.recorded or timed_out) and job is not None:
+            await self.effects.forget(job, message)
+        return outcome
 
     async def _execute(
         self, call: ToolCall, registry: ToolRegistry
-    ) -> tuple[str, bool, tuple[Media, ...]]:
+    ) -> tuple[ToolOutcome, ToolJob | None]:
+        """What the call comes to under the person's decision, running it if it runs."""
         slashed = refuse_path_id(call)
         if slashed is not None:
-            return slashed, True, ()
-        arguments: Mapping[str, Any] = call.arguments
-        note = ""
+            return Answered(slashed, True), None
         kind = self.pending.get(call.id)
-        decision = self.decisions.get(call.id)
-        if kind == "input":
-            answer = decision.get("answer") if isinstance(decision, Mapping) else None
-            if not isinstance(answer, str):
-                return "The human gave no answer to this question.", True, ()
-            return answer, False, ()
-        answers: Mapping[str, Any] = FrozenDict()
-        if kind == "elicitation":
-            if decision is None:
-                return "The human gave no answer to the tool's question.", True, ()
-            answers = _answers(self.questions.get(call.id), decision)
-        if kind == "nested" and decision is None:
-            raise SubRunSuspended(self.nested[call.id])  # not decided yet: it stays put
-        if kind == "unknown_outcome":
-            # Rejected, or run again afresh: either way what the crash left is not continued.
-            await self._abandon(call)
-            if decision is None or decision == "reject":
-                return unknown_outcome(call.name, "a person decided not to run it again"), True, ()
-        if kind == "approval" or kind == "unknown_outcome":
-            if decision is None or decision == "reject":
-                return (
-                    f"The call to {call.name!r} was not approved by a human, so it did not run. "
-                    "Do not retry it unchanged; continue without it or ask differently.",
-                    True,
-                    (),
-                )
-            if isinstance(decision, Mapping):
-                arguments = decision
-                note = f"(A human edited the arguments before approving: {dict(decision)!r})\n"
+        if kind is None:
+            arguments: Mapping[str, Any] = call.arguments
+            note, answers = "", _NO_ANSWERS
+            decision: Decision = _UNDECIDED
+        else:
+            decided = await self._decided(call, kind)
+            if not isinstance(decided, tuple):
+                return decided, None
+            arguments, note, answers, decision = decided
         if call.arguments_error is not None:
             accepted: tuple[str, ...] = ()
             if call.name in registry:
@@ -511,26 +430,52 @@ class AgentRun:
                 accepted=accepted,
                 call_id=call.id,
             )
-            return describe_failure(call.name, refused), True, ()
-        wake = self.nested.get(call.id) if kind == "nested" else None
-        again = call.id in self._rerun
-        self._rerun.discard(call.id)
-        token = calling(self.key, call.id, wake, decision, again=again)
-        try:
-            content, is_error, attached = await self.effects.call_tool(
-                self, call, arguments, registry, answers=answers
-            )
-        finally:
-            left_call(token)
-        return (content if is_error else note + content), is_error, attached
+            return Answered(describe_failure(call.name, refused), True), None
+        wake, below = None, _NO_ANSWERS
+        if decision.kind == "sub_run":
+            wake, below = self.nested.get(call.id), decision.decisions
+        again = call.id in self.rerun
+        if again:
+            self.rerun.discard(call.id)
+        job = ToolJob(
+            self.run_id, self.key, self.ctx.scope, self.ctx.autonomy, call, arguments,
+            self.agent.model, answers, wake, below, note=note, again=again,
+            timeout=self.agent.tool_timeout,
+        )
+        return await self.effects.call_tool(job), job
 
-    async def _start_intent(self, call: ToolCall, arguments: Mapping[str, Any]) -> None:
-        """Record that this side-effecting call is about to start."""
-        self._intents[call.id] = await start_intent(self.ctx, self.key, call, arguments)
-
-    async def _drop_intent(self, call: ToolCall) -> None:
-        if self._intents.pop(call.id, None) is not None:
-            await self.ctx.store.delete(intent_key(self.key, call.id))
+    async def _decided(
+        self, call: ToolCall, kind: PendingKind
+    ) -> ToolOutcome | tuple[Mapping[str, Any], str, Mapping[str, Any], Decision]:
+        """A waiting call under its decision: its outcome when it does not run, else
+        the arguments, note, answers and decision it runs with."""
+        arguments: Mapping[str, Any] = call.arguments
+        note = ""
+        answers = _NO_ANSWERS
+        decision = decision_for(kind, self.decisions.get(call.id))
+        if kind == "input":
+            if not isinstance(decision, AnswerText):
+                return Answered("The human gave no answer to this question.", True)
+            return Answered(decision.answer)
+        if kind == "elicitation":
+            if not isinstance(decision, ElicitationReply):
+                return Answered("The human gave no answer to the tool's question.", True)
+            answers = answers_so_far(self.questions.get(call.id), decision.reply)
+        if kind == "nested" and not isinstance(decision, ForSubRun):
+            return Parked(self.nested[call.id])  # not decided yet: it stays put
+        if kind == "unknown_outcome":
+            # Rejected, or run again afresh: either way what the crash left is not continued.
+            await self.abandon(call)
+            if decision.kind in ("undecided", "reject"):
+                why = "a person decided not to run it again"
+                return Answered(unknown_outcome(call.name, why), True)
+        if kind == "approval" or kind == "unknown_outcome":
+            if decision.kind in ("undecided", "reject"):
+                return Answered(_NOT_APPROVED.format(name=call.name), True)
+            if isinstance(decision, EditArguments):
+                arguments = decision.arguments
+                note = f"(A human edited the arguments before approving: {dict(arguments)!r})\n"
+        return arguments, note, answers, decision
 
     # -- outcome --------------------------------------------------------------------
 
@@ -552,65 +497,3 @@ class AgentRun:
             steps=self.steps,
         )
 
-
-def _answers(question: Mapping[str, Any] | None, decision: Any) -> Mapping[str, Any]:
-    """The answers a call has so far: earlier ones, plus ``decision`` for the question
-    it asked last."""
-    if question is None:
-        return FrozenDict()
-    answers = dict(question.get("answers") or {})
-    if decision is not None:
-        answers[question["message"]] = decision
-    return FrozenDict(answers)
-
-
-def _key_step(tool: Tool, call: ToolCall) -> bool:
-    """Whether this call changes the world: the tool's declaration, unless the tool can
-    tell that this particular call only reads (``is_read_only_call(arguments)``, as
-    FileTool's ``view`` does)."""
-    traits = traits_of(tool)
-    return traits.side_effecting and not traits.is_read_only_call(call.arguments)
-
-
-def validate_decisions(
-    run_id: str, pending: Mapping[str, str], decisions: Mapping[str, Any]
-) -> Mapping[str, Any]:
-    """Check a resume's decisions before anything changes; returns them frozen."""
-    unknown = [call_id for call_id in decisions if call_id not in pending]
-    if unknown:
-        raise ValueError(
-            f"run {run_id!r}: decisions name call id(s) {unknown} that are not pending; "
-            f"pending calls: {sorted(pending)}"
-        )
-    for call_id, decision in decisions.items():
-        if pending[call_id] == "elicitation":
-            if not _elicitation_decision(decision):
-                raise ValueError(
-                    f"run {run_id!r}: call {call_id!r} waits for the answer to a tool's "
-                    "question; its decision must be {'action': 'accept', 'content': {...}}, "
-                    "{'action': 'decline'}, {'action': 'cancel'} or {'answer': '...'}, "
-                    f"got {decision!r}"
-                )
-        elif pending[call_id] == "input":
-            if not (isinstance(decision, Mapping) and isinstance(decision.get("answer"), str)):
-                raise ValueError(
-                    f"run {run_id!r}: call {call_id!r} asks the human a question; its decision "
-                    f"must be {{'answer': '...'}}, got {decision!r}"
-                )
-        elif not (decision in ("approve", "reject") or isinstance(decision, Mapping)):
-            raise ValueError(
-                f"run {run_id!r}: decision for call {call_id!r} must be 'approve', 'reject' "
-                f"or a dict of edited arguments, got {decision!r}"
-            )
-    return FrozenDict({k: v for k, v in decisions.items()})
-
-
-def _elicitation_decision(decision: Any) -> bool:
-    if not isinstance(decision, Mapping):
-        return False
-    if "answer" in decision:
-        return isinstance(decision["answer"], str) and len(decision) == 1
-    action = decision.get("action")
-    if action == "accept":
-        return isinstance(decision.get("content", {}), Mapping)
-    return action in ("decline", "cancel")

@@ -11,16 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentkit.agents.decisions import PendingKind
 from agentkit.agents.result import Suspended
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Message, ModelSettings, ToolCall, Usage
 
-__all__ = ["PendingKind", "RunState", "RunStatus", "SubRun"]
+__all__ = ["PendingKind", "RunState", "RunStatus", "SubRun", "with_usage"]
 
 RunStatus = Literal[
     "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
 ]
-PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation", "nested"]
 
 TERMINAL: frozenset[str] = frozenset(
     {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}
@@ -41,6 +41,15 @@ class SubRun:
 
 _NO_MODELS: FrozenDict[str, Usage] = FrozenDict()
 """Shared by every run that has not called a model yet (a run holds one per step)."""
+
+
+def with_usage(
+    by_model: FrozenDict[str, Usage], model: str, usage: Usage
+) -> FrozenDict[str, Usage]:
+    """``by_model`` with ``usage`` added to ``model``'s: a new mapping, replaced once per
+    model call, so every checkpoint and the result share it rather than copy it."""
+    earlier = by_model.get(model)
+    return FrozenDict({**by_model, model: usage if earlier is None else earlier + usage})
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentkit.agents.history import estimate_tokens, turn_bounds
+from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.types import ChatRequest, Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
 from agentkit.state.sessions import SessionSummary, load_summaries, store_summary
@@ -177,16 +178,20 @@ class Summarize:
 
 
 async def compacted(
-    policy: object, history: Sequence[Message], ctx: RunContext, session: str | None
-) -> tuple[Message, ...] | None:
-    """``history`` with every turn summarised, after a provider refused a request as
-    too long for its window; None when there is nothing to compact (no Summarize
-    policy, no history, or only its summary left)."""
-    if not isinstance(policy, Summarize) or not history:
-        return None
+    policy: object, history: Sequence[Message], ctx: RunContext, session: str | None,
+    error: ProviderError,
+) -> tuple[Message, ...]:
+    """``history`` with every turn summarised, after a provider refused a request with
+    ``error``; ``error`` is raised again unless it says the request was too long for the
+    model's window and there is something to compact (a Summarize policy, a history that
+    is more than its summary)."""
+    if error.kind != "context_length" or not isinstance(policy, Summarize) or not history:
+        raise error
     prior = tuple(history)
     shorter = await policy.compact(prior, ctx, session=session, force=True)
-    return None if shorter == prior else shorter
+    if shorter == prior:
+        raise error
+    return shorter
 
 
 def _line(message: Message) -> str:

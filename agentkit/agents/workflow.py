@@ -14,17 +14,18 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from agentkit.agents.autonomy import key_step
+from agentkit.agents.decisions import checked, routed
 from agentkit.agents.intents import Intent, intent_key, settle, start_intent
+from agentkit.agents.lifecycle import claim_checkpoint, load_checkpoint
 from agentkit.agents.nested import (
     SubRunSuspended,
     calling,
     left_call,
-    route_decisions,
     run_delegated,
     suspension,
 )
 from agentkit.agents.result import Suspended
-from agentkit.agents.run import _key_step, validate_decisions
 from agentkit.agents.run_state import SubRun
 from agentkit.agents.workflow_state import (
     NodeInput,
@@ -35,16 +36,14 @@ from agentkit.agents.workflow_state import (
     _State,
 )
 from agentkit.core.contracts.errors import (
-    CheckpointCorrupt,
     RunNotResumable,
-    VersionConflict,
 )
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import ToolCall, ToolRequest, Usage
 from agentkit.core.runtime.context import RunContext
 from agentkit.state.checkpoints.store_checkpointer import (
-    StoreCheckpointer,
+    checkpointer_for,
     missing_checkpoint_hint,
 )
 
@@ -130,10 +129,6 @@ class Workflow:
     def _key(self, run_id: str) -> str:
         return f"{run_id}:workflow:{self.name}"
 
-    @staticmethod
-    def _checkpointer(ctx: RunContext) -> Checkpointer:
-        return ctx.checkpointer if ctx.checkpointer is not None else StoreCheckpointer(ctx.store)
-
     async def run(self, task: str, ctx: RunContext) -> WorkflowResult:
         """Run every step in dependency order, concurrently where independent."""
         return await self._start_at(self._key(ctx.correlation_id), task, ctx, fresh=False)
@@ -147,7 +142,7 @@ class Workflow:
     async def _start_at(
         self, key: str, task: str, ctx: RunContext, *, fresh: bool = True
     ) -> WorkflowResult:
-        checkpointer = self._checkpointer(ctx)
+        checkpointer = checkpointer_for(ctx)
         existing, version = await self._read(checkpointer, ctx.correlation_id, key)
         if not fresh and existing is not None and existing.status in ("running", "suspended"):
             raise RunNotResumable(
@@ -155,14 +150,11 @@ class Workflow:
                 f"workflow {self.name!r} already has a {existing.status} run under this run id",
             )
         state = _State("running", FrozenDict({"task": task}), (), (), FrozenDict(), Usage())
-        try:
-            version = await checkpointer.save(key, state, expected_version=version)
-        except VersionConflict:
-            raise RunNotResumable(
-                ctx.correlation_id,
-                f"another worker started workflow {self.name!r} under this run id at the "
-                "same moment, and got there first",
-            ) from None
+        version = await claim_checkpoint(
+            checkpointer, key, state, version, ctx.correlation_id,
+            f"another worker started workflow {self.name!r} under this run id at the "
+            "same moment, and got there first",
+        )
         return await _Execution(self, ctx, checkpointer, key, version, state).go()
 
     async def _resume_at(
@@ -185,22 +177,15 @@ class Workflow:
     async def _resume(
         self, run_id: str, decisions: Mapping[str, Any], ctx: RunContext, key: str
     ) -> WorkflowResult:
-        checkpointer = self._checkpointer(ctx)
+        checkpointer = checkpointer_for(ctx)
         state, version = await self._load(checkpointer, run_id, want="suspended", key=key)
         waiting = self._suspension(run_id, state)
-        gates = {g: d for g, d in decisions.items() if g in state.pending}
-        unknown = [g for g in decisions if g not in waiting.kinds]
-        bad = {g: d for g, d in gates.items() if d not in ("approve", "reject")}
-        if unknown or bad:
-            paths = [c.id for c in waiting.pending if c.id not in state.pending]
-            also = f" and calls waiting in agent steps {paths} to their decisions" if paths else ""
-            raise ValueError(
-                f"workflow {self.name!r}: decisions must map pending gates {list(state.pending)} "
-                f"to 'approve' or 'reject'{also}; unknown gates {unknown}, invalid values {bad}"
-            )
-        steps = route_decisions(validate_decisions(
-            run_id, waiting.kinds, {p: d for p, d in decisions.items() if p not in gates}
-        ), state.nested)
+        # Gates and tool steps held for a person take "approve" or "reject".
+        kinds = {**waiting.kinds, **dict.fromkeys(state.pending, "gate")}
+        decided = checked(run_id, kinds, decisions, workflow=self.name)
+        steps = routed(
+            {p: d for p, d in decided.items() if p not in state.pending}, state.nested
+        )
         given = {g: decisions.get(g, "reject") for g in state.pending}
         state = _State("running", state.outputs, state.skipped, (), FrozenDict(
             {**state.decisions, **given}), state.usage, state.nested)
@@ -234,7 +219,7 @@ class Workflow:
         checkpoint version, so a worker that was alive after all fails its next save
         instead of carrying on beside this one.
         """
-        checkpointer = self._checkpointer(ctx)
+        checkpointer = checkpointer_for(ctx)
         state, version = await self._load(checkpointer, run_id, want="running")
         return await self._take_over(checkpointer, run_id, state, version, ctx, recovering=True)
 
@@ -254,15 +239,7 @@ class Workflow:
         self, checkpointer: Checkpointer, run_id: str, key: str | None = None
     ) -> tuple[_State | None, int]:
         key = key or self._key(run_id)
-        try:
-            state, version = await checkpointer.load(key)
-        except CheckpointCorrupt as exc:
-            raise exc.for_run(run_id) from None
-        if state is not None and not isinstance(state, _State):
-            raise CheckpointCorrupt(
-                key, f"expected a workflow's state, found a {type(state).__name__}", run_id=run_id
-            )
-        return state, version
+        return await load_checkpoint(checkpointer, key, run_id, _State, "a workflow's state")
 
     async def _take_over(
         self,
@@ -279,10 +256,9 @@ class Workflow:
         """Claim the run with a compare-and-set save, then carry on from ``state``."""
         key = key or self._key(run_id)
         ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
-        try:
-            version = await checkpointer.save(key, state, expected_version=version)
-        except VersionConflict:
-            raise RunNotResumable(run_id, "another worker took it over first") from None
+        version = await claim_checkpoint(
+            checkpointer, key, state, version, run_id, "another worker took it over first"
+        )
         execution = _Execution(self, ctx, checkpointer, key, version, state, wakes)
         if recovering:
             await execution.settle_interrupted()
@@ -421,7 +397,7 @@ class _Execution:
         request = ToolRequest(call.name, call.arguments, tool, bool(tool.side_effecting),
                               call_id=call.id)
         digest = None
-        if _key_step(tool, call):
+        if key_step(tool, call):
             digest = await start_intent(self.ctx, self.key, call, call.arguments)
         try:
             value = await self.ctx.invoker.invoke_tool(request, self.ctx)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from importlib import import_module
 
 from agentkit.core.contracts.ports import (
     LLM,
@@ -23,9 +24,15 @@ from agentkit.state.stores.memory import InMemoryStore
 __all__ = ["make_ctx"]
 
 
+# The providers layer sits above this one, so the router that serves several providers
+# is found by its module's name when a context needs one (docs/architecture.md).
+_ROUTER_HOME = "agentkit.providers.routing"
+
+
 def make_ctx(
-    llm: LLM,
+    llm: LLM | None = None,
     *,
+    providers: Mapping[str, LLM] | None = None,
     store: Store | None = None,
     scope: Scope | None = None,
     autonomy: Autonomy | str = Autonomy.AUTO,
@@ -40,12 +47,26 @@ def make_ctx(
 ) -> RunContext:
     """Build the context for a production run from real services.
 
+    ``llm`` is the one model provider every agent of the context calls. For several,
+    give ``providers={"google": GeminiLLM(...), "anthropic": AnthropicLLM(...)}``, or
+    nothing: each agent's model spec (``google:gemini-2.5-flash``) then picks its
+    provider, and a provider not given is built from the spec and the environment when
+    an agent first names it (see :func:`agentkit.providers.routing.route_models`). A
+    spec the context cannot serve fails when its agent's run starts.
+
     Without ``tool_middleware`` / ``chat_middleware`` the chains are
     :func:`~agentkit.core.policies.default_tool_chain` and
     :func:`~agentkit.core.policies.default_chat_chain`. The default store lives in
     memory; pass a durable store to make runs survive a restart. A
     :class:`~agentkit.core.policies.Budget` with ``max_depth`` also bounds nesting.
     """
+    if llm is None:
+        llm = import_module(_ROUTER_HOME).route_models(providers)
+    elif providers is not None:
+        raise TypeError(
+            "make_ctx: pass one llm, or providers={...} for several, not both; with "
+            "providers= an agent picks its provider by its model spec (google:gemini-2.5-flash)"
+        )
     return RunContext(
         llm=llm,
         store=store if store is not None else InMemoryStore(),

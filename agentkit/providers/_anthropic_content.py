@@ -29,6 +29,7 @@ from agentkit.providers._media import (
     refuse,
 )
 from agentkit.providers._reply import field
+from agentkit.providers._turns import append_turn
 from agentkit.tools.declarations.adapt import thaw
 
 __all__ = ["anthropic_messages", "anthropic_tools", "reasoning_part"]
@@ -67,10 +68,7 @@ def anthropic_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
+        append_turn(out, role, blocks)
 
     images = 0
     for index, message in enumerate(messages):

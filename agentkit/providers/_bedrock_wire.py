@@ -28,7 +28,7 @@ from agentkit.core.contracts.errors import UnsupportedMedia, UnsupportedSetting
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.types import ChatRequest, Message, ToolSchema
 from agentkit.core.policies.prices import CacheTTL
-from agentkit.providers._media import native_image
+from agentkit.providers._media import check_size, native_image, refuse
 from agentkit.providers._prompt_cache import (
     estimate_tokens,
     message_anchors,
@@ -36,6 +36,7 @@ from agentkit.providers._prompt_cache import (
     select_marks,
 )
 from agentkit.providers._settings import tool_choice
+from agentkit.providers._turns import append_turn
 from agentkit.tools.declarations.adapt import thaw
 
 __all__ = ["PROVIDER", "base_model", "converse_params"]
@@ -124,12 +125,10 @@ def _messages(messages: tuple[Message, ...], *, tools: bool) -> list[dict[str, A
     media = _MediaCount()
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
-        if not blocks:
-            return
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
+        # A message with nothing for Converse (only another provider's reasoning, say)
+        # makes no turn.
+        if blocks:
+            append_turn(out, role, blocks)
 
     for i, message in enumerate(messages):
         where = f"messages[{i}] ({message.role})"
@@ -189,22 +188,14 @@ class _MediaCount:
 
 
 def _refused(media: Media, where: str, limit: str | None = None) -> UnsupportedMedia:
-    how = "by URL" if media.url is not None else f"as {media.kind} bytes"
-    return UnsupportedMedia(PROVIDER, f"{media.mime_type} ({how})", _ACCEPTED, where=where,
-                            limit=limit)
-
-
-def _check_size(media: Media, most: int, what: str, where: str) -> None:
-    if len(media.data) > most:
-        raise _refused(media, where, limit=(
-            f"Converse takes {what} of at most {most:,} bytes; this one is "
-            f"{len(media.data):,} bytes"))
+    return refuse(PROVIDER, media, _ACCEPTED, where, limit=limit)
 
 
 def _image(media: Media, where: str, count: _MediaCount) -> dict[str, Any]:
     if media.url is not None or media.mime_type not in _IMAGE_FORMATS:
         raise _refused(media, where)
-    _check_size(media, _MAX_IMAGE_BYTES, "images", where)
+    check_size(PROVIDER, media, _MAX_IMAGE_BYTES, "Converse takes images of at most 3.75 MB",
+               _ACCEPTED, where)
     count.images += 1
     if count.images > _MAX_IMAGES:
         raise _refused(media, where, limit=f"Converse takes at most {_MAX_IMAGES} images a "
@@ -220,7 +211,8 @@ def _part(media: Media, where: str, count: _MediaCount) -> dict[str, Any]:
         _DOCUMENT_FORMATS
     ):
         raise _refused(media, where)
-    _check_size(media, _MAX_DOCUMENT_BYTES, "documents", where)
+    check_size(PROVIDER, media, _MAX_DOCUMENT_BYTES,
+               "Converse takes documents of at most 4.5 MB", _ACCEPTED, where)
     count.documents += 1
     if count.documents > _MAX_DOCUMENTS:
         raise _refused(media, where, limit=f"Converse takes at most {_MAX_DOCUMENTS} "

@@ -12,11 +12,13 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from agentkit.core.contracts.errors import UnsupportedMedia, UnsupportedSetting
+from agentkit.core.contracts.errors import UnsupportedSchema, UnsupportedSetting
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.types import ChatRequest, Message, ToolCall, ToolSchema
 from agentkit.providers._gemini_schema import gemini_parameters
+from agentkit.providers._media import check_size, refuse
 from agentkit.providers._settings import extra_fields, tool_choice
+from agentkit.providers._turns import append_turn
 from agentkit.tools.declarations.adapt import thaw
 
 __all__ = [
@@ -39,6 +41,10 @@ through the Files API and a file URI)."""
 
 # Thinking budgets for Reasoning(effort=...) on models that take a budget (Gemini 2.5).
 _BUDGETS = {"low": 1024, "medium": 8192, "high": 24576}
+
+_NO_JSON_SCHEMA = ("gemini-1", "gemini-2.0")
+"""Gemini models that take a response schema only in the older OpenAPI form
+(``response_schema``), not as JSON Schema (``response_json_schema``, from Gemini 2.5)."""
 # Models without a thinking setting at all.
 _NO_THINKING = ("gemini-2.0", "gemini-1.5", "gemini-1.0")
 
@@ -52,14 +58,11 @@ def signature(state: Mapping[str, Any], key: str = "thought_signature") -> bytes
 def _media_part(media: Media, provider: str, where: str) -> dict[str, Any]:
     accepted = f"{', '.join(sorted(MEDIA_TYPES))} (inline or by URL)"
     if media.mime_type not in MEDIA_TYPES:
-        raise UnsupportedMedia(provider, media.mime_type, accepted, where=where)
+        raise refuse(provider, media, accepted, where)
     if media.url is not None:
         return {"file_data": {"file_uri": media.url, "mime_type": media.mime_type}}
-    if len(media.data) > INLINE_LIMIT:
-        raise UnsupportedMedia(
-            provider, media.mime_type, accepted, where=where,
-            limit=f"{len(media.data):,} bytes inline is over Gemini's 20 MB request limit",
-        )
+    check_size(provider, media, INLINE_LIMIT, "Gemini takes inline data of at most 20 MB a "
+               "request", accepted, where)
     return {"inline_data": {"data": media.data, "mime_type": media.mime_type}}
 
 
@@ -107,13 +110,10 @@ def gemini_contents(
     out: list[dict[str, Any]] = []
 
     def add(role: str, parts: list[dict[str, Any]]) -> None:
-        if out and out[-1]["role"] == role:
-            out[-1]["parts"].extend(parts)
-        else:
-            out.append({"role": role, "parts": parts})
+        append_turn(out, role, parts, "parts")
 
     for i, message in enumerate(messages):
-        where = f"messages[{i}]"
+        where = f"messages[{i}] ({message.role})"
         if message.role == "assistant":
             calls.update((call.id, call) for call in message.tool_calls)
             add("model", _model_parts(message, provider))
@@ -193,6 +193,7 @@ def gemini_config(
         "tool_config": _tool_config(request, provider),
     }
     config.update((name, value) for name, value in wanted.items() if value is not None)
+    config.update(_output_format(request, model, provider))
     if settings.extra:
         unknown = sorted(set(settings.extra) - config_fields)
         if unknown:
@@ -202,6 +203,25 @@ def gemini_config(
             )
         config.update(extra_fields(settings.extra, config, provider))
     return config
+
+
+def _output_format(request: ChatRequest, model: str, provider: str) -> dict[str, Any]:
+    """``Agent(output=...)``'s schema as Gemini's JSON mode, where Gemini honours it as
+    written; otherwise nothing, and agentkit's validation and repair turn alone hold the
+    answer to the schema (as they do behind the JSON mode too).
+
+    Not sent beside tools (Gemini 2.5 does not combine a response schema with function
+    calling), to models before Gemini 2.5, or for a schema outside the subset Gemini
+    honours, which would be read as a looser one.
+    """
+    schema = request.output_schema
+    if schema is None or request.tools or model.startswith(_NO_JSON_SCHEMA):
+        return {}
+    try:
+        honoured = gemini_parameters("output", schema, provider)
+    except UnsupportedSchema:
+        return {}
+    return {"response_mime_type": "application/json", "response_json_schema": honoured}
 
 
 def gemini_tools(tools: tuple[ToolSchema, ...], provider: str = "google") -> list[dict[str, Any]]:

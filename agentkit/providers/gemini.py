@@ -10,6 +10,8 @@ Mapping, both ways (the request side is in ``_gemini_wire``, schemas in ``_gemin
   ``NONE``, ``ANY``, ``ANY`` with one allowed name), ``reasoning`` -> ``thinking_config``,
   ``extra`` -> further ``GenerateContentConfig`` fields (``top_k``);
   ``parallel_tool_calls=False`` is refused (Gemini has no such switch);
+- structured output: ``response_json_schema`` with ``response_mime_type`` JSON, on a
+  request without tools to Gemini 2.5 and later, where the schema is of Gemini's subset;
 - tool calls: ``function_call`` parts; results: ``function_response`` parts in the next
   user turn, ``{"output": ...}`` or ``{"error": ...}``;
 - thought signatures: kept on each call's ``provider_state`` and on ``ReasoningPart``

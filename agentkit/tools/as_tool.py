@@ -91,7 +91,7 @@ def as_tool(
             f"as_tool {name!r}: pass description= saying what the delegate does; the model "
             f"chooses tools by their descriptions, and {runnable!r} has none of its own"
         )
-    return FunctionTool(
+    made = FunctionTool(
         delegate,
         name=name,
         description=text,
@@ -100,3 +100,7 @@ def as_tool(
         requires_approval=requires_approval,
         output_schema=None,
     )
+    # Named, so a run can check what it delegates to before it starts (the model specs
+    # of agents beneath it, say).
+    made.delegate = runnable
+    return made

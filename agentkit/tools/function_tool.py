@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
-from agentkit.core.contracts.traits import ToolTraits
+from agentkit.core.contracts.traits import ToolTraits, is_seconds
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.current_call import current_call
@@ -102,6 +101,7 @@ class FunctionTool:
         "_binder",
         "_is_async",
         "_output",
+        "delegate",
         "description",
         "fn",
         "name",
@@ -122,6 +122,9 @@ class FunctionTool:
     side_effecting: bool
     requires_approval: bool
     url_arg: str | tuple[str, ...] | None
+    delegate: Any
+    """What the tool hands its task to, for a tool made by ``as_tool`` (an Agent, a
+    Workflow); None for every other tool."""
 
     def __init__(
         self,
@@ -159,16 +162,14 @@ class FunctionTool:
         )
         self._is_async = _is_async(fn)
         self.fn = fn
+        self.delegate = None
         url_paths = resolve_url_paths(self.name, url_arg, info.annotations)
         self.url_arg = url_arg if url_arg is None or isinstance(url_arg, str) else tuple(url_arg)
         if not isinstance(cost_usd, int | float) or isinstance(cost_usd, bool) or cost_usd < 0:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: cost_usd= must be a non-negative number, got {cost_usd!r}"
             )
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float)
-            or not 0 < timeout < math.inf
-        ):
+        if not is_seconds(timeout):
             raise ToolDefinitionError(
                 f"tool {self.name!r}: timeout= must be a positive number of seconds or None, "
                 f"got {timeout!r}"

@@ -158,13 +158,13 @@ async def test_invalid_edited_arguments_become_an_argument_error_for_the_model()
         ),
         (
             {"c-mail": "yes"},
-            "run 'run-1': decision for call 'c-mail' must be 'approve', 'reject' or a dict "
-            "of edited arguments, got 'yes'",
+            "run 'run-1': call 'c-mail' waits for approval; its decision must be 'approve', "
+            "'reject' or a dict of edited arguments, got 'yes'",
         ),
         (
             {"c-mail": True},
-            "run 'run-1': decision for call 'c-mail' must be 'approve', 'reject' or a dict "
-            "of edited arguments, got True",
+            "run 'run-1': call 'c-mail' waits for approval; its decision must be 'approve', "
+            "'reject' or a dict of edited arguments, got True",
         ),
     ],
     ids=["unknown-id", "ungated-id", "bad-word", "bad-type"],

@@ -117,7 +117,8 @@ class WireServer:
         return [r.body for r in self.requests]
 
 
-def _serving() -> Iterator[WireServer]:
+def serving() -> Iterator[WireServer]:
+    """A started server, shut down when the generator is closed (a fixture's body)."""
     server = WireServer()
     server.thread.start()
     try:
@@ -129,13 +130,13 @@ def _serving() -> Iterator[WireServer]:
 
 @pytest.fixture
 def wire() -> Iterator[WireServer]:
-    yield from _serving()
+    yield from serving()
 
 
 @pytest.fixture
 def second_wire() -> Iterator[WireServer]:
     """Another server, for a test that talks to two providers."""
-    yield from _serving()
+    yield from serving()
 
 
 @pytest.fixture

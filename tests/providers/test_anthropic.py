@@ -13,23 +13,12 @@ from agentkit.core.contracts.types import ChatRequest, LLMResult, Message
 from agentkit.core.policies import retry
 from agentkit.core.testing import make_test_ctx
 from agentkit.providers import AnthropicLLM
-from agentkit.tools import tool
 
+from .cities import broken_lookup, city_population
 from .conftest import Reply, WireServer
 
 MODEL = "claude-sonnet-4-6"
 
-
-@tool(side_effecting=False, idempotent=True)
-def city_population(city: str) -> int:
-    """Look up the most recent census population for a named city."""
-    return {"lisbon": 545_000, "porto": 231_000}.get(city.lower(), 0)
-
-
-@tool(side_effecting=False)
-def broken_lookup(code: str) -> str:
-    """Look up an airport by its code; this one always fails, for tests."""
-    raise RuntimeError("airport database offline")
 
 
 def message(content: list[dict[str, Any]], stop: str, usage: dict[str, int] | None = None) -> Reply:

@@ -110,38 +110,6 @@ async def test_an_agent_run_calls_a_tool_and_sends_its_result_back(bedrock: Bedr
     ]
 
 
-async def test_parallel_calls_run_and_their_results_share_one_user_turn(
-    bedrock: BedrockWire,
-) -> None:
-    bedrock.server.reply(
-        converse_reply([tool_use("tu_1", "Paris"), tool_use("tu_2", "Lima")], stop="tool_use"),
-        converse_reply([{"text": "Both have 2.1 million."}]),
-    )
-    result = await agent().run("Paris and Lima?", make_ctx(bedrock.llm))
-
-    assert result.output == "Both have 2.1 million."
-    results = bedrock.server.bodies()[1]["messages"][2]
-    assert results == {"role": "user", "content": [
-        {"toolResult": {"toolUseId": "tu_1", "status": "success",
-                        "content": [{"text": "Paris has 2.1 million people."}]}},
-        {"toolResult": {"toolUseId": "tu_2", "status": "success",
-                        "content": [{"text": "Lima has 2.1 million people."}]}},
-    ]}
-
-
-async def test_a_failed_tool_is_sent_back_with_status_error(bedrock: BedrockWire) -> None:
-    bedrock.server.reply(
-        converse_reply([tool_use("tu_1", "Atlantis")], stop="tool_use"),
-        converse_reply([{"text": "Atlantis is not a real city."}]),
-    )
-    await agent().run("Atlantis?", make_ctx(bedrock.llm))
-
-    sent = bedrock.server.bodies()[1]["messages"][2]["content"][0]["toolResult"]
-    assert sent["status"] == "error"
-    assert sent["toolUseId"] == "tu_1"
-    assert "no such city: Atlantis" in sent["content"][0]["text"]
-
-
 async def test_a_stream_passes_on_text_and_tool_input_deltas(bedrock: BedrockWire) -> None:
     bedrock.server.reply(stream_reply(
         event("messageStart", {"role": "assistant"}),

@@ -123,9 +123,11 @@ async def test_a_png_and_a_pdf_in_a_user_message_go_as_image_and_document_blocks
         (Image.from_url("https://example.com/cat.png"), "image/png (by URL)", None),
         (Image(b"BM" + bytes(30), "image/bmp"), "image/bmp (as image bytes)", None),
         (Image(bytes(3_932_161), "image/png"), "image/png (as image bytes)",
-         "Converse takes images of at most 3,932,160 bytes; this one is 3,932,161 bytes"),
+         "Converse takes images of at most 3.75 MB (3,932,160 bytes); this one is 3,932,161 "
+         "bytes"),
         (File(bytes(4_718_593), "application/pdf"), "application/pdf (as file bytes)",
-         "Converse takes documents of at most 4,718,592 bytes; this one is 4,718,593 bytes"),
+         "Converse takes documents of at most 4.5 MB (4,718,592 bytes); this one is 4,718,593 "
+         "bytes"),
     ],
 )
 async def test_a_part_converse_cannot_take_is_refused_before_any_request(

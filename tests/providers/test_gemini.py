@@ -31,6 +31,7 @@ from agentkit.core.testing import make_test_ctx
 from agentkit.providers import GeminiLLM
 from agentkit.tools import tool
 
+from .cities import broken_lookup, city_population
 from .conftest import Reply, WireServer
 from .fake_gemini import (
     MODEL,
@@ -47,17 +48,6 @@ Gemini = tuple[WireServer, GeminiLLM]
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
 PDF = b"%PDF-1.7\n%fake\n"
 
-
-@tool(side_effecting=False, idempotent=True)
-def city_population(city: str) -> int:
-    """Look up the most recent census population for a named city."""
-    return {"lisbon": 545_000, "porto": 231_000}.get(city.lower(), 0)
-
-
-@tool(side_effecting=False)
-def broken_lookup(code: str) -> str:
-    """Look up an airport by its code; this one always fails, for tests."""
-    raise RuntimeError("airport database offline")
 
 
 def agent() -> Agent:
@@ -330,9 +320,23 @@ async def test_a_media_type_gemini_cannot_take_is_refused_before_sending(gemini:
     message = Message("user", "Look", attachments=(Image(b"II*\x00", "image/tiff"),))
     with pytest.raises(UnsupportedMedia) as caught:
         await chat(llm, request(message))
-    assert caught.value.media_type == "image/tiff"
-    assert str(caught.value).startswith("google cannot take image/tiff in messages[0]: it "
-                                        "accepts application/pdf, audio/aac, ")
+    assert caught.value.media_type == "image/tiff (as image bytes)"
+    assert str(caught.value).startswith("google cannot take image/tiff (as image bytes) in "
+                                        "messages[0] (user): it accepts application/pdf, "
+                                        "audio/aac, ")
+    assert wire.requests == []
+
+
+async def test_an_inline_part_over_the_request_limit_is_refused_before_sending(
+    gemini: Gemini,
+) -> None:
+    wire, llm = gemini
+    big = Image(bytes(20 * 1024 * 1024 + 1), "image/png")
+    with pytest.raises(UnsupportedMedia) as caught:
+        await chat(llm, request(Message("user", "Look", attachments=(big,))))
+    assert caught.value.limit == (
+        "Gemini takes inline data of at most 20 MB a request (20,971,520 bytes); this one is "
+        "20,971,521 bytes")
     assert wire.requests == []
 
 

@@ -14,23 +14,12 @@ from agentkit.core.contracts.types import ChatRequest, Message, ModelSettings, R
 from agentkit.core.policies import tracing
 from agentkit.core.testing import RecordingTracer, make_test_ctx
 from agentkit.providers import OpenAILLM
-from agentkit.tools import tool
 
+from .cities import broken_lookup, city_population
 from .conftest import Reply, WireServer
 
 MODEL = "gpt-4o-mini"
 
-
-@tool(side_effecting=False, idempotent=True)
-def city_population(city: str) -> int:
-    """Look up the most recent census population for a named city."""
-    return {"lisbon": 545_000, "porto": 231_000}.get(city.lower(), 0)
-
-
-@tool(side_effecting=False)
-def broken_lookup(code: str) -> str:
-    """Look up an airport by its code; this one always fails, for tests."""
-    raise RuntimeError("airport database offline")
 
 
 def completion(content: str | None, calls: list[tuple[str, str, str]] = (),  # type: ignore[assignment]

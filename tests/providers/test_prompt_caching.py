@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from agentkit import make_ctx
 from agentkit.agents import Agent, ModelSettings
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.policies import Budget, meter, tracing
-from agentkit.core.testing import RecordingTracer, make_test_ctx
+from agentkit.core.testing import FakeLLM, RecordingTracer, make_test_ctx
 from agentkit.providers import AnthropicLLM
 from agentkit.state.memory import FileMemory
 from agentkit.tools import FileTool, LocalFiles, tool
@@ -450,25 +451,32 @@ async def test_writes_the_reply_says_were_five_minute_are_priced_so_under_a_1h_s
     assert result.usage.cost_usd == pytest.approx(1000 * 3.75 / 1e6)
 
 
-async def test_a_one_hour_cache_run_stays_under_its_money_ceiling(clock: Clock) -> None:
+@pytest.mark.parametrize("routed", [False, True], ids=["one provider", "routed"])
+async def test_a_one_hour_cache_run_stays_under_its_money_ceiling(
+    clock: Clock, routed: bool
+) -> None:
     """A 1h cache write costs 2x input, not the 5m rate's 1.25x: the meter reserves what
-    the provider will write, so the ceiling holds."""
-    single = Agent(name="atlas", model=MODEL, prompt=PROMPT,
-                   settings=ModelSettings(max_tokens=50))
+    the provider will write, so the ceiling holds, also behind make_ctx(providers=...)."""
+    single = Agent(name="atlas", model=f"anthropic:{MODEL}" if routed else MODEL,
+                   prompt=PROMPT, settings=ModelSettings(max_tokens=50))
+
+    def context(url: str, budget: Budget) -> Any:
+        anthropic = llm(url, cache_ttl="1h")
+        if routed:
+            return make_ctx(providers={"anthropic": anthropic, "google": FakeLLM()},
+                            chat_middleware=[meter()], budget=budget)
+        return make_test_ctx(llm=anthropic, chat_middleware=[meter()], budget=budget)
+
     with fake_server(text_answer("Lisbon."), clock) as (fake, url):
         # The prompt (about 1,600 tokens) written at 1h costs about $0.0097; at the 5m
         # rate the call would reserve $0.0068 and be let through.
         tight = Budget(max_cost_usd=0.008)
-        ctx = make_test_ctx(llm=llm(url, cache_ttl="1h"), chat_middleware=[meter()],
-                            budget=tight)
-        refused = await single.run("Capital?", ctx)
+        refused = await single.run("Capital?", context(url, tight))
         assert (refused.stop_reason, tight.spent_usd, fake.requests) == (
             "budget_exceeded", 0.0, [])
 
         roomy = Budget(max_cost_usd=0.011)
-        ctx = make_test_ctx(llm=llm(url, cache_ttl="1h"), chat_middleware=[meter()],
-                            budget=roomy)
-        answered = await single.run("Capital?", ctx)
+        answered = await single.run("Capital?", context(url, roomy))
     (bill,) = fake.bills
     assert (answered.output, bill.write_ttl, bill.cache_write > 1500) == ("Lisbon.", "1h", True)
     real = (bill.input_tokens * 3.0 + bill.cache_write * 6.0 + bill.output_tokens * 15.0) / 1e6

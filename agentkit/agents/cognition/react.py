@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from agentkit.agents.recovery import settle_interrupted
 from agentkit.agents.run import AgentRun
 from agentkit.core.contracts.ports import Tool
 from agentkit.tools.registry import ToolRegistry
@@ -43,7 +44,7 @@ class ReActCognition:
         """Drive ``run`` from wherever it stands until it completes, suspends or runs out
         of iterations."""
         tools = self.tools
-        if run.interrupted and await run.settle_interrupted(tools):
+        if run.interrupted and await settle_interrupted(run, tools):
             return
         while True:
             if run.open_calls:

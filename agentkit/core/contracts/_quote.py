@@ -12,7 +12,7 @@ from __future__ import annotations
 import reprlib
 from typing import Any
 
-__all__ = ["cut", "digits", "quote", "quote_names"]
+__all__ = ["cut", "cut_reason", "digits", "quote", "quote_names", "quote_text"]
 
 _MAX_TEXT = 60
 _MAX_NAMES = 10
@@ -22,6 +22,16 @@ _MAX_PLAIN_DIGITS = 40
 def cut(text: str, limit: int) -> str:
     """``text``, cut to at most ``limit`` characters (the cut marked ``...``)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def cut_reason(text: str) -> str:
+    """One reason an error message carries, cut to at most 500 characters."""
+    return cut(text, 500)
+
+
+def quote_text(text: str) -> str:
+    """``text`` quoted as an error message shows it, cut to at most 200 characters."""
+    return repr(cut(text, 200))
 
 
 def digits(number: int) -> int:

@@ -18,15 +18,20 @@
     │   ├── UnpricedModel
     │   └── RunNotResumable
     │       └── RunTakenOver
-    ├── HumanInputRequired                 a tool needs a person's answer: the run suspends
+    ├── InvalidDecision (ValueError)       a decision that does not fit what the run waits for
+    ├── WaitsForPerson                     a call waits for a person: an outcome, not a failure
+    │   └── HumanInputRequired               a tool needs a person's answer: the run suspends
     ├── ProviderError                      a model provider failed (transient or not)
     │   ├── UnsupportedSetting (ValueError)  a ModelSettings field it cannot honour
     │   ├── UnsupportedMedia (ValueError)    a media part it cannot take, or too big
     │   └── UnsupportedSchema (ValueError)   a tool schema it cannot express
-    ├── VersionConflict                    state: another writer got there first
-    ├── SessionBusy                        state: another run appended to the session
-    ├── CheckpointCorrupt (ValueError)     state: a stored value does not decode
-    └── NotStorable (TypeError)            state: a value a store cannot hold
+    └── state (in :mod:`agentkit.core.contracts.state_errors`)
+        ├── VersionConflict                  another writer got there first
+        ├── SingleFlightTimeout (TimeoutError) another worker still holds the key
+        ├── SingleFlightLost                 this worker's claim was taken over
+        ├── SessionBusy                      another run appended to the session
+        ├── CheckpointCorrupt (ValueError)   a stored value does not decode
+        └── NotStorable (TypeError)          a value a store cannot hold
 
 Every class renders its message from typed fields in ``__init__``, so callers match on
 fields (``exc.unexpected``) rather than on text. Whether a failure is worth retrying is
@@ -38,21 +43,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentkit.core.contracts._quote import cut, quote_names
+from agentkit.core.contracts._error_root import AgentkitError as AgentkitError
+from agentkit.core.contracts._quote import cut, cut_reason, quote_names, quote_text
 
-_MAX_REASON = 500  # characters of one reason an error message carries
-
-
-def _cut(text: str) -> str:
-    return cut(text, _MAX_REASON)
-
-
-def _quote_text(text: str) -> str:
-    return repr(cut(text, 200))
-
-
-class AgentkitError(Exception):
-    """Root of every error agentkit raises on purpose."""
+# The state errors live in their own module and are importable from here as well.
+from agentkit.core.contracts.state_errors import CheckpointCorrupt as CheckpointCorrupt
+from agentkit.core.contracts.state_errors import NotStorable as NotStorable
+from agentkit.core.contracts.state_errors import SessionBusy as SessionBusy
+from agentkit.core.contracts.state_errors import SingleFlightLost as SingleFlightLost
+from agentkit.core.contracts.state_errors import SingleFlightTimeout as SingleFlightTimeout
+from agentkit.core.contracts.state_errors import VersionConflict as VersionConflict
 
 
 class ToolDefinitionError(AgentkitError, ValueError):
@@ -71,28 +71,19 @@ class ToolArgumentError(ModelCallError, ValueError):
     """
 
     def __init__(
-        self,
-        tool: str,
-        *,
-        missing: Sequence[str] = (),
-        unexpected: Sequence[str] = (),
-        invalid: Sequence[tuple[str, str]] = (),
-        accepted: Sequence[str] = (),
+        self, tool: str, *, missing: Sequence[str] = (), unexpected: Sequence[str] = (),
+        invalid: Sequence[tuple[str, str]] = (), accepted: Sequence[str] = (),
         call_id: str | None = None,
     ) -> None:
-        self.tool = tool
-        self.missing = tuple(missing)
-        self.unexpected = tuple(unexpected)
-        self.invalid = tuple(invalid)
-        self.accepted = tuple(accepted)
-        self.call_id = call_id
+        self.tool, self.missing, self.unexpected = tool, tuple(missing), tuple(unexpected)
+        self.invalid, self.accepted, self.call_id = tuple(invalid), tuple(accepted), call_id
         problems = []
         if self.missing:
             problems.append(f"missing required argument(s) {list(self.missing)}")
         if self.unexpected:
             problems.append(f"unexpected argument(s) {quote_names(self.unexpected)}")
         if self.invalid:
-            details = "; ".join(f"{name}: {_cut(reason)}" for name, reason in self.invalid)
+            details = "; ".join(f"{name}: {cut_reason(reason)}" for name, reason in self.invalid)
             problems.append(f"invalid argument(s): {details}")
         super().__init__(
             f"tool {tool!r} call rejected: {'; '.join(problems)}. "
@@ -116,10 +107,7 @@ class OutputCoercionError(ModelCallError, ValueError):
     repair turn that told it what was wrong."""
 
     def __init__(self, agent: str, expected: str, reason: str, raw: str) -> None:
-        self.agent = agent
-        self.expected = expected
-        self.reason = reason
-        self.raw = raw
+        self.agent, self.expected, self.reason, self.raw = agent, expected, reason, raw
         super().__init__(
             f"agent {agent!r}: the model's answer is not a valid {expected} after a repair "
             f"turn: {reason}"
@@ -130,10 +118,7 @@ class ToolShapeError(AgentkitError, ValueError):
     """A tool returned a value that does not match its declared output schema."""
 
     def __init__(self, tool: str, raw: object, expected: str, reason: str = "") -> None:
-        self.tool = tool
-        self.raw = raw
-        self.expected = expected
-        self.reason = reason
+        self.tool, self.raw, self.expected, self.reason = tool, raw, expected, reason
         super().__init__(f"tool {tool!r} returned value not matching schema {expected!r}")
 
 
@@ -177,8 +162,8 @@ class EgressRefused(ModelCallError, ValueError):
         self.url = url
         self.reason = reason
         super().__init__(
-            f"tool {tool!r} call refused: argument {argument!r} = {_quote_text(url)} is not "
-            f"allowed: {_cut(reason)}"
+            f"tool {tool!r} call refused: argument {argument!r} = {quote_text(url)} is not "
+            f"allowed: {cut_reason(reason)}"
         )
 
 
@@ -244,6 +229,25 @@ class ProviderError(AgentkitError):
         super().__init__(message)
 
 
+class UnservedModel(ProviderError, LookupError):
+    """An agent's model names a provider its context neither holds nor can build, or
+    names none where the context holds several: refused before the run starts.
+
+    ``available`` lists the providers the context holds (built or given).
+    """
+
+    def __init__(
+        self, model: str, reason: str, *, available: tuple[str, ...], run_id: str | None = None
+    ) -> None:
+        self.model = model
+        self.reason = reason
+        self.available = available
+        self.run_id = run_id
+        where = f"run {run_id}: " if run_id else ""
+        super().__init__(f"{where}model {model!r} {reason}", provider="routing",
+                         transient=False, kind="unserved_model")
+
+
 class UnsupportedSetting(ProviderError, ValueError):
     """A provider cannot honour a :class:`ModelSettings` field, so it refuses the request
     before sending it rather than dropping the setting silently."""
@@ -298,12 +302,30 @@ class UnsupportedSchema(ProviderError, ValueError):
         self.reason = reason
         super().__init__(
             f"{provider} cannot express tool {tool!r}'s parameter schema: {construct}: "
-            f"{_cut(reason)}. Simplify the tool's parameters, or use a provider that "
+            f"{cut_reason(reason)}. Simplify the tool's parameters, or use a provider that "
             "accepts the construct",
             provider=provider,
             transient=False,
             kind="unsupported_schema",
         )
+
+
+class ToolTimeout(AgentkitError, TimeoutError):
+    """A tool call ran past its timeout (``@tool(timeout=)``, ``Agent(tool_timeout=)``)
+    and was given up on: an async tool was cancelled; a sync tool's thread cannot be
+    stopped, so it runs on and its result is discarded. Transient: a read-only or
+    idempotent call may be tried again; what a side-effecting one did is unknown."""
+
+    def __init__(self, tool: str, call_id: str | None, seconds: float) -> None:
+        self.tool = tool
+        self.call_id = call_id
+        self.seconds = seconds
+        call = f" call {call_id!r}" if call_id else ""
+        super().__init__(
+            f"tool {tool!r}{call} did not finish within its timeout of {seconds:g}s and "
+            "was stopped"
+        )
+
 
 
 def is_transient(error: BaseException) -> bool:
@@ -350,92 +372,52 @@ class RunTakenOver(RunNotResumable):
         )
 
 
-class VersionConflict(AgentkitError):
-    """A versioned write lost a race: the stored version moved on since it was read."""
+class InvalidDecision(AgentkitError, ValueError):
+    """A resume's decisions do not fit what the run waits for; nothing changed. ``pending``
+    maps each waiting id to what it waits for; ``unknown`` (ids not pending), ``invalid``,
+    ``accepted`` and ``waits`` (by id) say what was wrong and what each call accepts."""
 
-    def __init__(self, key: str, expected: int, actual: int) -> None:
-        self.key = key
-        self.expected = expected
-        self.actual = actual
-        super().__init__(
-            f"write to {key!r} refused: expected version {expected}, found {actual}; "
-            "another worker has written since this one read"
+    def __init__(
+        self, run_id: str, *, pending: Mapping[str, str], unknown: Sequence[str] = (),
+        invalid: Mapping[str, Any] | None = None, accepted: Mapping[str, str] | None = None,
+        waits: Mapping[str, str] | None = None, workflow: str | None = None,
+    ) -> None:
+        self.run_id, self.pending, self.unknown = run_id, dict(pending), tuple(unknown)
+        self.invalid, self.accepted = dict(invalid or {}), dict(accepted or {})
+        self.waits, self.workflow = dict(waits or {}), workflow
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        gates = [i for i, kind in self.pending.items() if kind == "gate"]
+        bad_gates = {i: d for i, d in self.invalid.items() if i in gates}
+        if self.workflow is not None and (self.unknown or bad_gates):
+            paths = [i for i in self.pending if i not in gates]
+            also = f" and calls waiting in agent steps {paths} to their decisions" if paths else ""
+            return (
+                f"workflow {self.workflow!r}: decisions must map pending gates {gates} to "
+                f"'approve' or 'reject'{also}; unknown gates {list(self.unknown)}, "
+                f"invalid values {bad_gates}"
+            )
+        if self.unknown:
+            return (
+                f"run {self.run_id!r}: decisions name call id(s) {list(self.unknown)} that "
+                f"are not pending; pending calls: {sorted(self.pending)}"
+            )
+        call_id, decision = next(iter(self.invalid.items()))
+        return (
+            f"run {self.run_id!r}: call {call_id!r} {self.waits.get(call_id, 'waits')}; its "
+            f"decision must be {self.accepted.get(call_id, '?')}, got {decision!r}"
         )
 
 
-class ToolTimeout(AgentkitError, TimeoutError):
-    """A tool call ran past its timeout (``@tool(timeout=)``, ``Agent(tool_timeout=)``)
-    and was given up on: an async tool was cancelled; a sync tool's thread cannot be
-    stopped, so it runs on and its result is discarded. Transient: a read-only or
-    idempotent call may be tried again; what a side-effecting one did is unknown."""
+class WaitsForPerson(AgentkitError):
+    """A tool call cannot finish before a person decides or answers (``waiting`` says
+    what for); the tool chain passes it up as a ``Waiting`` outcome, never a failure."""
 
-    def __init__(self, tool: str, call_id: str | None, seconds: float) -> None:
-        self.tool = tool
-        self.call_id = call_id
-        self.seconds = seconds
-        call = f" call {call_id!r}" if call_id else ""
-        super().__init__(
-            f"tool {tool!r}{call} did not finish within its timeout of {seconds:g}s and "
-            "was stopped"
-        )
+    waiting: str = "a person"
 
 
-class SingleFlightTimeout(AgentkitError, TimeoutError):
-    """A ``get_or_set`` waited its bound for another worker's factory to finish, and that
-    worker still holds the key (its work is slow, or it is unreachable but not proven
-    dead); nothing ran here."""
-
-    def __init__(self, key: str, waited: float, owner: str) -> None:
-        self.key = key
-        self.waited = waited
-        self.owner = owner
-        super().__init__(
-            f"get_or_set({key!r}) waited {waited} s for the factory of {owner!r}, which "
-            "still holds the key; raise the store's claim_wait= if such work takes "
-            "longer, or retry later"
-        )
-
-
-class SingleFlightLost(AgentkitError):
-    """A ``get_or_set`` producer's claim on its key was taken over while its factory ran
-    (another worker judged it dead: its lease lapsed unrenewed), so the value it made was
-    not stored."""
-
-    def __init__(self, key: str, owner: str | None) -> None:
-        self.key = key
-        self.owner = owner
-        taken = "removed" if owner is None else f"taken over by {owner!r}"
-        super().__init__(
-            f"get_or_set({key!r}): this worker's claim on the key was {taken} while its "
-            "factory ran, so the factory's value was not stored; the work may have been "
-            "done twice"
-        )
-
-
-class SessionBusy(AgentkitError):
-    """A run finished a turn of a session, but another run appended a turn to that
-    session after this one read its history, so this turn was not appended.
-
-    Each turn is computed from the history it read; appending it after a turn the model
-    never saw would record a conversation that did not happen. ``result`` holds the
-    finished run's :class:`AgentResult` (its tool calls did run), so the caller can show
-    it, or run the task again on the session as it now stands.
-    """
-
-    def __init__(self, session_id: str, scope: str, run_id: str, result: object = None) -> None:
-        self.session_id = session_id
-        self.scope = scope
-        self.run_id = run_id
-        self.result = result
-        super().__init__(
-            f"session {session_id!r} of scope {scope!r} is busy: another run appended a turn "
-            f"while run {run_id!r} was working, so this run's turn was not appended. Its "
-            "result is in exc.result; run the task again to continue from the session as "
-            "it now stands, and send one turn of a session at a time"
-        )
-
-
-class HumanInputRequired(AgentkitError):
+class HumanInputRequired(WaitsForPerson):
     """A tool, mid-call, needs a person's answer (an MCP server's elicitation).
 
     Inside an agent loop the run suspends (``awaiting_input``) with the question in
@@ -446,54 +428,9 @@ class HumanInputRequired(AgentkitError):
     def __init__(
         self, tool: str, message: str, schema: Mapping[str, Any] | None = None, source: str = ""
     ) -> None:
-        self.tool = tool
-        self.message = message
-        self.schema = schema
-        self.source = source
+        self.tool, self.message, self.schema, self.source = tool, message, schema, source
         origin = f" (asked by {source})" if source else ""
+        self.waiting = f"elicitation: {message}"
         super().__init__(f"tool {tool!r} needs a person's answer{origin}: {message}")
 
 
-class CheckpointCorrupt(AgentkitError, ValueError):
-    """A value read from a store is not one agentkit wrote: garbage, truncated, empty,
-    of another format version, or naming a type agentkit does not know.
-
-    The stored row is left exactly as it was; nothing is imported or executed while
-    reading it. ``run_id`` is set when the value is a run's checkpoint.
-    """
-
-    def __init__(self, key: str, reason: str, *, run_id: str | None = None) -> None:
-        self.key = key
-        self.reason = reason
-        self.run_id = run_id
-        what = f"checkpoint of run {run_id!r}" if run_id is not None else "stored value"
-        super().__init__(
-            f"{what} under key {key!r} is corrupt: {reason}. It was left as it is; delete "
-            "the key (or restore it from a backup) to start over"
-        )
-
-    def for_run(self, run_id: str) -> CheckpointCorrupt:
-        """The same error, naming the run whose checkpoint it is."""
-        return CheckpointCorrupt(self.key, self.reason, run_id=run_id)
-
-
-class NotStorable(AgentkitError, TypeError):
-    """A value a store was asked to keep is not storable data.
-
-    Stores hold versioned JSON (see :mod:`agentkit.state.codec`), never pickles, so only
-    plain data and registered types can be kept. ``path`` locates the offending part
-    (``"$.result[2]"``) and ``type_name`` names its type; ``context``, when set, opens
-    the message with what it means for the caller.
-    """
-
-    def __init__(self, type_name: str, path: str = "$", *, context: str = "") -> None:
-        self.type_name = type_name
-        self.path = path
-        self.context = context
-        super().__init__(
-            f"{context}cannot store {path}: type {type_name} is not storable. Stores keep "
-            "JSON data: None, bool, int, float, str, bytes, bytearray, list, tuple, dict, set, "
-            "frozenset, datetime, date, time, timedelta, Decimal, UUID and agentkit's own "
-            "values (Message, ToolCall, Usage, media, ...). Return plain data from the tool, "
-            "or register the type with agentkit.state.codec.register(...)"
-        )

@@ -24,6 +24,7 @@ __all__ = [
     "ChatHandler",
     "ChatMiddleware",
     "Checkpointer",
+    "ModelRouter",
     "Observer",
     "Span",
     "Store",
@@ -59,6 +60,21 @@ class LLM(Protocol):
 
     def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
         """Answer one request as deltas, ending with the complete :class:`LLMResult`."""
+        ...
+
+
+class ModelRouter(LLM, Protocol):
+    """An LLM over several providers that picks one per request by its model spec
+    (``google:gemini-2.5-flash``); what ``make_ctx(providers=...)`` and ``make_ctx()``
+    put in the context. An agent asks it for its model before its run starts."""
+
+    def llm_for_model(self, model: str, ctx: RunContext) -> LLM:
+        """The provider that serves ``model``, built now if it was not yet.
+
+        Raises :class:`~agentkit.core.contracts.errors.UnservedModel` when the context
+        can serve no provider for it, or the provider's
+        :class:`~agentkit.core.contracts.errors.ProviderError` when building it fails
+        (missing credentials)."""
         ...
 
 

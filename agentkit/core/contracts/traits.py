@@ -21,12 +21,23 @@ from typing import Any, Literal
 
 from agentkit.core.contracts.errors import ToolDefinitionError
 
-__all__ = ["IdempotencyScope", "ToolTraits", "traits_of"]
+__all__ = ["IdempotencyScope", "ToolTraits", "is_seconds", "traits_of"]
 
 IdempotencyScope = Literal["arguments", "call"]
 """What ``idempotent()`` keys a replay on: the arguments alone, or also the call id."""
 
 _SCOPES = ("arguments", "call")
+
+
+
+def is_seconds(value: object) -> bool:
+    """Whether ``value`` is a timeout: None (no limit) or a finite positive number of
+    seconds (not a bool). One test for every ``timeout=`` agentkit takes."""
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return 0 < value < math.inf
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,10 +84,7 @@ class ToolTraits:
                 f"ToolTraits(cost_usd=...) must be a non-negative number, got {cost!r}"
             )
         timeout = self.timeout
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float)
-            or not 0 < timeout < math.inf
-        ):
+        if not is_seconds(timeout):
             raise ToolDefinitionError(
                 f"ToolTraits(timeout=...) must be a positive number of seconds or None, "
                 f"got {timeout!r}"

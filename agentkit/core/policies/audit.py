@@ -21,7 +21,7 @@ from agentkit.core.contracts.errors import (
 )
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Store
-from agentkit.core.contracts.types import ToolRequest
+from agentkit.core.contracts.types import ToolRequest, Waiting
 from agentkit.core.policies._keys import hash_arguments, hash_value
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ __all__ = ["AuditRecord", "audit"]
 
 _log = logging.getLogger("agentkit.audit")
 
-Decision = Literal["executed", "deduped", "refused", "failed"]
+Decision = Literal["executed", "deduped", "refused", "failed", "suspended"]
 
 _REFUSALS = (ToolArgumentError, ToolNotFoundError, EgressRefused, BudgetExceeded)
 
@@ -54,7 +54,9 @@ class AuditRecord:
     """Hash of the result; None when the call raised."""
     decision: Decision
     """``executed``, ``deduped`` (replayed by idempotent/memoize), ``refused`` (before
-    the body ran: bad arguments, egress, budget) or ``failed``."""
+    the body ran: bad arguments, egress, budget), ``failed``, or ``suspended`` (the
+    call waits for a person: a question mid-call, a delegated sub-run that waits; it
+    runs again once they answer, and is recorded again then)."""
     time: float
     """When the call finished, in seconds since the epoch."""
     error: str | None = None
@@ -94,6 +96,10 @@ class _Audit:
             decision, error = "failed", exc
             raise
         else:
+            if type(value) is Waiting:
+                decision = "suspended"
+                await self._record(request, ctx, decision, None, None)
+                return value
             result_hash = hash_value(value)
             replayed = request.meta.get("idempotency") == "replayed"
             decision = "deduped" if replayed or request.meta.get("memoize") == "hit" else "executed"

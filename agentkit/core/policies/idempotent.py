@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
-from agentkit.core.contracts.types import ToolRequest
+from agentkit.core.contracts.types import ToolRequest, Waiting
+from agentkit.core.policies._kept import NotKept
 from agentkit.core.policies._keys import hash_arguments
 
 if TYPE_CHECKING:
@@ -72,11 +73,15 @@ class _Idempotent:
         async def run() -> Any:
             nonlocal ran
             value = await call_next(request, ctx)
+            if type(value) is Waiting:
+                raise NotKept(value)  # it has no result yet: keep nothing
             ran = True
             return value
 
         try:
             value, created = await store.get_or_set(key, run, ttl=self._ttl)
+        except NotKept as waits:
+            return waits.value
         except NotStorable as exc:
             if not ran:
                 raise

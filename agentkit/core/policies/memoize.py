@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import NotStorable
 from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
-from agentkit.core.contracts.types import ToolRequest
+from agentkit.core.contracts.types import ToolRequest, Waiting
+from agentkit.core.policies._kept import NotKept
 from agentkit.core.policies._keys import hash_arguments
 
 if TYPE_CHECKING:
@@ -55,11 +56,15 @@ class _Memoize:
 
         async def run() -> Any:
             value = await call_next(request, ctx)
+            if type(value) is Waiting:
+                raise NotKept(value)  # it has no result yet: keep nothing
             produced.append(value)
             return value
 
         try:
             value, created = await store.get_or_set(key, run, ttl=self._ttl)
+        except NotKept as waits:
+            return waits.value
         except NotStorable:
             # A cache that cannot hold a read-only result is no reason to fail the call.
             request.meta["memoize"] = "unstorable"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import UnpricedModel
-from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage
+from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage, Waiting
 from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
 
 if TYPE_CHECKING:
@@ -101,7 +101,8 @@ class _Meter:
                 value = await call_next(request, ctx)
                 replayed = (request.meta.get("idempotency") == "replayed"
                             or request.meta.get("memoize") == "hit")
-                charged = 0.0 if replayed else tool_cost
+                # A call that waits for a person has not run yet: it is charged when it does.
+                charged = 0.0 if replayed or type(value) is Waiting else tool_cost
                 return value
             finally:
                 budget.release(held, cost_usd=charged)

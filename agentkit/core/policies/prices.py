@@ -202,6 +202,11 @@ DEFAULT_PRICES = PriceTable(
         "gemini-2.5-flash-lite": _gemini(0.10, 0.40, 0.01),  # third-party (morphllm.com)
         "gemini-3-flash": _gemini(0.50, 3.0, 0.05),  # third-party (morphllm.com)
         "gemini-3.1-pro": _gemini(2.0, 12.0, 0.20),  # third-party (morphllm.com)
+        # The ids the Gemini API serves Gemini 3 under, added on 2026-12-01 from stored
+        # third-party pages quoting ai.google.dev/gemini-api/docs/pricing.
+        "gemini-3-flash-preview": _gemini(0.50, 3.0, 0.05),  # third-party (factquire.com)
+        # <=200k prompt tokens; no cached rate on the page: a tenth of input, as above
+        "gemini-3-pro-preview": _gemini(2.0, 12.0, 0.20),  # third-party (aifreeapi.com)
         # Amazon Bedrock, read on 2026-12-01 from third-party pages quoting AWS's pricing
         # (clauder-navi.com/en/bedrock-claude-cost, sam.mehdi.consulting "Saving money on
         # Bedrock is hard"): Claude on Bedrock costs Anthropic's list price through the

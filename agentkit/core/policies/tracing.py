@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.ports import Span, Tracer
-from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest
+from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Waiting
 from agentkit.core.runtime.spans import open_span, set_cost
 
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ def tracing(tracer: Tracer | None = None, *, result_cap: int = DEFAULT_RESULT_CA
     reasons and cost (``agentkit.cost_usd``, and ``agentkit.unpriced_models`` naming a
     model whose price was unknown, so that a 0 is not read as free). Every span records
     ``agentkit.duration_ms`` and, on failure, ``error.type`` and an
-    ``agentkit.error_count``.
+    ``agentkit.error_count``. A tool call that waits for a person is not a failure: its
+    span ends without an error, with ``agentkit.waiting`` saying what it waits for.
     """
     return _Tracing(tracer, result_cap)
 
@@ -85,6 +86,9 @@ class _Tracing:
         with open_span(tracer, f"execute_tool {request.name}", attributes) as span:
             with _measured(span, start):
                 result = await call_next(request, ctx)
+            if type(result) is Waiting:
+                span.set_attribute("agentkit.waiting", result.what)
+                return result
             text = result if isinstance(result, str) else repr(result)
             span.add_event(
                 "gen_ai.tool.result",

@@ -15,6 +15,7 @@ from agentkit.core.contracts.errors import (
     ProviderError,
     ToolNotFoundError,
     ToolTimeout,
+    WaitsForPerson,
     is_transient,
 )
 from agentkit.core.contracts.ports import (
@@ -24,7 +25,13 @@ from agentkit.core.contracts.ports import (
     ToolHandler,
     ToolMiddleware,
 )
-from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolRequest
+from agentkit.core.contracts.types import (
+    ChatRequest,
+    LLMResult,
+    StreamEvent,
+    ToolRequest,
+    Waiting,
+)
 
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
@@ -39,9 +46,14 @@ async def _run_tool(request: ToolRequest, ctx: RunContext) -> Any:
     limit = request.traits.timeout
     if limit is None:
         limit = request.timeout
-    if limit is None:
-        return await tool.run(request.arguments, ctx)
-    return await _within(limit, tool, request, ctx)
+    try:
+        if limit is None:
+            return await tool.run(request.arguments, ctx)
+        return await _within(limit, tool, request, ctx)
+    except WaitsForPerson as waits:
+        # Waiting for a person is the call's outcome, not a failure: it goes up the
+        # chain as a value, so audit and tracing say so and no cache keeps it.
+        return Waiting(waits.waiting, waits)
 
 
 async def _within(limit: float, tool: Tool, request: ToolRequest, ctx: RunContext) -> Any:
@@ -55,7 +67,6 @@ async def _within(limit: float, tool: Tool, request: ToolRequest, ctx: RunContex
         if deadline.expired():
             raise ToolTimeout(request.name, request.call_id, limit) from None
         raise  # the tool's own timeout, within the limit
-
 
 async def _call_llm(request: ChatRequest, ctx: RunContext) -> LLMResult:
     return await ctx.llm.chat(request, ctx)
@@ -94,7 +105,8 @@ def _interrupted(ctx: RunContext, delivered: int, error: Exception) -> ProviderE
         f"the model stream broke after {delivered} delta(s) had been delivered "
         f"({type(error).__name__}: {error}); retrying would deliver them twice, so it is not "
         "retried. Run the turn again, or use chat(), which can be retried safely",
-        provider=type(ctx.llm).__name__,
+        # The provider that broke names itself; behind a router ctx.llm would not.
+        provider=getattr(error, "provider", None) or type(ctx.llm).__name__,
         transient=False,
         kind="stream_interrupted",
     )
@@ -124,7 +136,19 @@ class Invoker:
         self._chat = _fold_chat(self.chat_middleware)
 
     async def invoke_tool(self, request: ToolRequest, ctx: RunContext) -> Any:
-        """Run ``request`` through the tool chain; the innermost step is ``tool.run``."""
+        """Run ``request`` through the tool chain; the innermost step is ``tool.run``.
+
+        A call that waits for a person raises its
+        :class:`~agentkit.core.contracts.errors.WaitsForPerson` here, for callers that
+        are not an agent loop; :meth:`invoke_tool_or_wait` returns it as a value."""
+        value = await self._tool(request, ctx)
+        if type(value) is Waiting:
+            raise value.cause
+        return value
+
+    async def invoke_tool_or_wait(self, request: ToolRequest, ctx: RunContext) -> Any:
+        """Run ``request`` through the tool chain: the tool's value, or a
+        :class:`~agentkit.core.contracts.types.Waiting` when the call waits for a person."""
         return await self._tool(request, ctx)
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:

@@ -16,8 +16,6 @@ run's cancel token does the same at once rather than at the next safe point.
 from __future__ import annotations
 
 import asyncio
-import importlib.metadata
-import json
 import logging
 import shlex
 import sys
@@ -34,10 +32,22 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from agentkit.core.contracts.errors import HumanInputRequired, ToolShapeError
+from agentkit.core.contracts.errors import HumanInputRequired
 from agentkit.core.runtime.current_call import current_call
+from agentkit.integrations.mcp.calls import (
+    Progress,
+    is_validation_error,
+    shape_error,
+    shorten,
+    until_answered,
+)
+from agentkit.integrations.mcp.connection import (
+    AuthProbe,
+    client_version,
+    close_owner,
+    wait_until_connected,
+)
 from agentkit.integrations.mcp.errors import (
-    MCPAuthError,
     MCPConnectionError,
     MCPTimeoutError,
     MCPToolError,
@@ -58,11 +68,6 @@ one run's calls together (idempotency) even without a transport session."""
 
 _T = TypeVar("_T")
 _log = logging.getLogger("agentkit.mcp")
-_CANCEL_POLL = 0.05
-"""How often an in-flight call looks at the run's cancel token, in seconds."""
-_CLOSE_TIMEOUT = 10.0
-"""Seconds a closing connection may take before it is cancelled (the SDK's stdio
-shutdown itself escalates to killing the server within about six)."""
 _MAX_PAGES = 100
 """A paginated tools/list that never ends stops here instead of hanging."""
 
@@ -97,7 +102,7 @@ class MCPSession:
         timeout: float,
         call_timeout: float,
         requests: ServerRequests | None = None,
-        auth: _AuthProbe | None = None,
+        auth: AuthProbe | None = None,
     ) -> None:
         self._client = client
         self._requests = requests or ServerRequests(
@@ -209,7 +214,7 @@ class MCPSession:
         try:
             return await self._guard(
                 f"the call to {name!r}",
-                _until_answered(open_call, ctx, parkable=key is not None),
+                until_answered(open_call, ctx, parkable=key is not None),
                 self.call_timeout,
             )
         except HumanInputRequired:
@@ -222,11 +227,11 @@ class MCPSession:
             raise MCPToolError(name, self.server_name, detail) from exc
         except RuntimeError as exc:
             schema = self._output_schemas.get(name)
-            if schema is None and not _is_validation_error(exc.__cause__):
+            if schema is None and not is_validation_error(exc.__cause__):
                 raise
             # The SDK checks structured content against the listed outputSchema and
             # raises a bare RuntimeError (its cause the jsonschema error) when it fails.
-            raise _shape_error(name, schema, exc) from exc
+            raise shape_error(name, schema, exc) from exc
         finally:
             if not parked:
                 self._requests.close(open_call)
@@ -244,7 +249,7 @@ class MCPSession:
             name,
             thaw(arguments),
             read_timeout_seconds=self.call_timeout,
-            progress_callback=_Progress(self.server_name, name, open_call),
+            progress_callback=Progress(self.server_name, name, open_call),
             meta=meta,
         )
 
@@ -267,59 +272,6 @@ class MCPSession:
 
     def __repr__(self) -> str:
         return f"MCPSession(server={self.server_name!r}, trust_hints={self.trust_hints})"
-
-
-class _Progress:
-    """Turns a call's progress notifications into ``tool.progress`` run events (asking
-    for them is what makes the SDK send a progress token)."""
-
-    __slots__ = ("open_call", "server", "tool")
-
-    def __init__(self, server: str, tool: str, open_call: OpenCall) -> None:
-        self.server = server
-        self.tool = tool
-        self.open_call = open_call
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        ctx = self.open_call.ctx  # a resumed call reports to the resumed run
-        if ctx is not None:
-            ctx.emit(
-                "tool.progress", server=self.server, tool=self.tool, done=progress,
-                total=total, message=message,
-            )
-
-
-async def _until_answered(
-    open_call: OpenCall, ctx: RunContext | None, *, parkable: bool
-) -> types.CallToolResult:
-    """Await the call's request. If the run's cancel token is set meanwhile, abandon it
-    (the server is told) and raise ``RunCancelled``. If the server asked a person a
-    question, raise ``HumanInputRequired``, leaving the request open when it can be
-    parked for the resumed run, else abandoning it."""
-    task = open_call.request
-    assert task is not None
-    if ctx is not None:
-        ctx.check_cancelled()
-    asked = asyncio.ensure_future(open_call.asked.wait())
-    try:
-        while not task.done():
-            await asyncio.wait((task, asked), timeout=_CANCEL_POLL,
-                               return_when=asyncio.FIRST_COMPLETED)
-            if task.done():
-                break
-            if ctx is not None and ctx.cancel.cancelled:
-                task.cancel()
-                await asyncio.wait((task,))
-                ctx.check_cancelled()
-            question = open_call.question
-            if question is not None:
-                if not parkable:
-                    task.cancel()
-                    await asyncio.wait((task,))
-                raise question
-        return task.result()
-    finally:
-        asked.cancel()
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +335,7 @@ async def connect_stdio(
         cwd=cwd,
     )
     transport = stdio_client(parameters, errlog=stderr if stderr is not None else sys.stderr)
-    label = name or _shorten(shlex.join(command))
+    label = name or shorten(shlex.join(command))
     options = _Options(name, prefix, trust_hints, timeout, call_timeout, sampling,
                        sampling_model, elicitation, tuple(roots))
     async with _connected(transport, label, options, None) as session:
@@ -423,7 +375,7 @@ async def connect_http(
     all_headers = dict(headers or {})
     if bearer_token is not None:
         all_headers["Authorization"] = f"Bearer {bearer_token}"
-    probe = _AuthProbe()
+    probe = AuthProbe()
     options = _Options(name, prefix, trust_hints, timeout, call_timeout, sampling,
                        sampling_model, elicitation, tuple(roots))
     transport = _http_transport(url, all_headers, auth, probe)
@@ -431,31 +383,9 @@ async def connect_http(
         yield session
 
 
-class _AuthProbe:
-    """Watches HTTP responses for a refusal of the credentials, which the SDK reports
-    only as a generic internal error."""
-
-    __slots__ = ("challenge", "refused")
-
-    def __init__(self) -> None:
-        self.refused: int | None = None
-        self.challenge: str | None = None
-
-    async def __call__(self, response: httpx2.Response) -> None:
-        if response.status_code in (401, 403):
-            self.refused = response.status_code
-            self.challenge = response.headers.get("www-authenticate")
-        elif response.is_success:
-            self.refused = None
-            self.challenge = None
-
-    def error(self, server: str) -> MCPAuthError:
-        return MCPAuthError(server, self.refused or 401, self.challenge)
-
-
 @asynccontextmanager
 async def _http_transport(
-    url: str, headers: Mapping[str, str], auth: httpx2.Auth | None, probe: _AuthProbe
+    url: str, headers: Mapping[str, str], auth: httpx2.Auth | None, probe: AuthProbe
 ) -> AsyncIterator[Any]:
     timeouts = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: SSE streams stay open
     async with (
@@ -470,7 +400,7 @@ async def _http_transport(
 
 @asynccontextmanager
 async def _connected(
-    transport: Any, label: str, options: _Options, probe: _AuthProbe | None
+    transport: Any, label: str, options: _Options, probe: AuthProbe | None
 ) -> AsyncIterator[MCPSession]:
     requests = ServerRequests(
         options.name or label,
@@ -485,7 +415,7 @@ async def _connected(
         # The initialize handshake (protocol 2025-11-25): in the 2026-07-28 era an SDK
         # server over stdio has no back-channel for sampling or elicitation requests.
         mode="legacy",
-        client_info=types.Implementation(name="agentkit", version=_version()),
+        client_info=types.Implementation(name="agentkit", version=client_version()),
         **requests.client_options(),
     )
     ready = asyncio.Event()
@@ -498,7 +428,7 @@ async def _connected(
 
     owner = asyncio.ensure_future(own())
     try:
-        await _wait_until_connected(owner, ready, label, options.timeout, probe)
+        await wait_until_connected(owner, ready, label, options.timeout, probe)
         info = client.server_info
         server_name = options.name or (info.name if info is not None and info.name else label)
         requests.server = server_name
@@ -516,82 +446,4 @@ async def _connected(
     finally:
         requests.close_all()
         stop.set()
-        await _close(owner, label, graceful=ready.is_set())
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("agentkit-framework")
-    except importlib.metadata.PackageNotFoundError:
-        return "0"
-
-
-async def _wait_until_connected(
-    owner: asyncio.Future[None],
-    ready: asyncio.Event,
-    label: str,
-    timeout: float,
-    probe: _AuthProbe | None,
-) -> None:
-    waiter = asyncio.ensure_future(ready.wait())
-    try:
-        await asyncio.wait((owner, waiter), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiter.cancel()
-    if ready.is_set():
-        return
-    if not owner.done():
-        raise MCPTimeoutError(label, "the connection handshake", timeout)
-    error = owner.exception() if not owner.cancelled() else None
-    if probe is not None and probe.refused is not None:
-        raise probe.error(label) from error
-    raise MCPConnectionError(
-        label, f"could not connect to MCP server {label!r}: {_explain(error)}"
-    ) from error
-
-
-async def _close(owner: asyncio.Future[None], label: str, *, graceful: bool) -> None:
-    if not graceful:
-        owner.cancel()
-    await asyncio.wait((owner,), timeout=_CLOSE_TIMEOUT)
-    if not owner.done():
-        owner.cancel()
-        await asyncio.wait((owner,))
-    if graceful and not owner.cancelled() and (error := owner.exception()) is not None:
-        # Every call that was open when the connection failed already raised
-        # MCPConnectionError; raising again here would only hide the run's own outcome.
-        _log.warning("connection to MCP server %r ended with %s", label, _explain(error))
-
-
-def _is_validation_error(error: BaseException | None) -> bool:
-    from jsonschema import ValidationError  # type: ignore[import-untyped]  # an SDK dependency
-
-    return isinstance(error, ValidationError)
-
-
-def _shape_error(name: str, schema: Any, error: RuntimeError) -> ToolShapeError:
-    cause = error.__cause__
-    if _is_validation_error(cause):
-        path = "$" + "".join(
-            f"[{p}]" if isinstance(p, int) else f".{p}"
-            for p in getattr(cause, "absolute_path", ())
-        )
-        reason = f"{path}: {getattr(cause, 'message', cause)}"
-        raw = getattr(cause, "instance", None)
-    else:
-        reason, raw = str(error), None
-    return ToolShapeError(name, raw, json.dumps(schema, sort_keys=True), reason)
-
-
-def _shorten(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _explain(error: BaseException | None) -> str:
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    if error is None:
-        return "the connection was cancelled"
-    if isinstance(error, MCPError):
-        return f"{error.message} (MCP error {error.code})"
-    return f"{type(error).__name__}: {error}"
+        await close_owner(owner, label, graceful=ready.is_set())

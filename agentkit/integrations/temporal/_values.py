@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit.agents.outcomes import Answered, ToolJob, ToolOutcome
 from agentkit.agents.result import AgentResult
-from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import ChatRequest
 from agentkit.state.codec import dumps, loads, register
@@ -18,6 +19,12 @@ __all__ = [
     "PayloadTooLarge",
     "RemoteError",
     "RunOptions",
+    "decision_fields",
+    "invalid_decision",
+    "job_fields",
+    "job_from",
+    "outcome_fields",
+    "outcome_from",
     "pack",
     "pack_within",
     "result_from",
@@ -158,3 +165,71 @@ def result_from(text: str) -> AgentResult:
 
 def _replace_evals(result: AgentResult, evals: dict[str, Any]) -> AgentResult:
     return dataclasses.replace(result, evals=FrozenDict(evals))
+
+
+def decision_fields(error: InvalidDecision) -> dict[str, Any]:
+    """An :class:`InvalidDecision` as plain fields, to cross to the client."""
+    return {
+        "run_id": error.run_id, "pending": error.pending, "unknown": list(error.unknown),
+        "invalid": error.invalid, "accepted": error.accepted, "waits": error.waits,
+        "workflow": error.workflow,
+    }
+
+
+def invalid_decision(fields: Mapping[str, Any]) -> InvalidDecision:
+    """The :class:`InvalidDecision` for fields made by :func:`decision_fields`."""
+    return InvalidDecision(
+        fields["run_id"], pending=fields["pending"], unknown=fields["unknown"],
+        invalid=fields["invalid"], accepted=fields["accepted"], waits=fields["waits"],
+        workflow=fields["workflow"],
+    )
+
+
+def job_fields(agent: str, job: ToolJob, limit: int) -> dict[str, Any]:
+    """A tool job as the tool activity's input. The fields a plain call needs are the
+    ones runs have always sent (recorded histories replay); what only a call that
+    waited for a person needs is added when it is set."""
+    fields: dict[str, Any] = {
+        "agent": agent, "run_id": job.run_id, "scope": job.scope,
+        "autonomy": str(job.autonomy),
+        "call": job.call, "arguments": job.arguments, "spent": job.spent, "limit": limit,
+    }
+    if job.answers:
+        fields["answers"] = job.answers
+    if job.wake is not None:
+        fields["wake"] = job.wake
+        fields["decisions"] = job.decisions
+    if job.note:
+        fields["note"] = job.note
+    if job.timeout is not None:
+        fields["timeout"] = job.timeout
+    return fields
+
+
+def job_from(fields: Mapping[str, Any], model: str) -> ToolJob:
+    """The :class:`ToolJob` that :func:`job_fields` describes."""
+    calls, nanos = fields.get("spent", (0, 0))
+    return ToolJob(
+        fields["run_id"], f"{fields['run_id']}:{fields['agent']}", fields["scope"],
+        fields["autonomy"], fields["call"], fields["arguments"], model,
+        fields.get("answers", FrozenDict()), fields.get("wake"),
+        fields.get("decisions", FrozenDict()), note=fields.get("note", ""),
+        spent=(calls, nanos), timeout=fields.get("timeout"),
+    )
+
+
+def outcome_fields(outcome: ToolOutcome) -> dict[str, Any]:
+    """A tool outcome as the tool activity's answer (an answer as runs always sent it)."""
+    if isinstance(outcome, Answered):
+        return {"content": outcome.content, "is_error": outcome.is_error,
+                "attachments": outcome.attachments}
+    return {outcome.kind: outcome}
+
+
+def outcome_from(fields: Mapping[str, Any]) -> ToolOutcome:
+    """The outcome :func:`outcome_fields` describes."""
+    for kind in ("asked", "parked", "unknown"):
+        if kind in fields:
+            outcome: ToolOutcome = fields[kind]
+            return outcome
+    return Answered(fields["content"], fields["is_error"], tuple(fields.get("attachments", ())))

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from agentkit.agents.effects import OutcomeUnknown, execute_tool_call
-from agentkit.core.contracts.errors import HumanInputRequired, RunError, SessionBusy
+from agentkit.agents.effects import execute_tool_call
+from agentkit.agents.outcomes import Answered, Stopped
+from agentkit.core.contracts.errors import RunError, SessionBusy
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
 from agentkit.core.policies.budget import Budget
@@ -21,6 +22,8 @@ from agentkit.integrations.temporal._values import (
     PayloadTooLarge,
     RunOptions,
     error_fields,
+    job_from,
+    outcome_fields,
     pack,
     pack_within,
     unpack,
@@ -181,47 +184,31 @@ class AgentActivities:
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
-        job = unpack(payload, "tool call")
-        agent = self._agent(job["agent"])
+        """One tool call of a run: its outcome, waiting for a person included (a
+        question mid-call, a sub-run that suspended, its checkpoint in this worker's
+        store, which a later job with ``wake`` continues)."""
+        given = unpack(payload, "tool call")
+        agent = self._agent(given["agent"])
         registry = getattr(agent.cognition, "tools", None)
         if registry is None:
             raise ApplicationError(
                 f"agent {agent.name!r} has no tools", type="NoTools", non_retryable=True
             )
-        ctx, spent = self._ctx(job)
-        try:
-            call = job["call"]
-            content, is_error, attached = await _in_span(
-                ctx, f"tool_call {call.name}",
-                execute_tool_call(ctx, call, job["arguments"], registry, model=agent.model,
-                                  timeout=agent.tool_timeout),
-            )
-        except RunError as exc:
-            return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
-        except OutcomeUnknown as exc:
-            # A side-effecting call past its timeout: the workflow treats it as the loop
-            # does in-process (tell the model, or suspend under gated and manual).
-            return pack({"unknown": (exc.why, exc.what),
-                         "spent": _spent_since(ctx.budget, spent)})
-        except HumanInputRequired as exc:
-            # A question mid-call (an MCP server's elicitation) would need the workflow
-            # to suspend inside an activity; runs on Temporal do not support it yet.
-            content, is_error, attached = (
-                f"The tool {exc.tool!r} asked a person a question mid-call ({exc.message}), "
-                "which agent runs on Temporal cannot put to anyone yet, so it did not finish.",
-                True,
-                (),
-            )
-        used = _spent_since(ctx.budget, spent)
-        answer = {"content": content, "is_error": is_error, "attachments": attached,
-                  "spent": used}
-        limit = job.get("limit", _LIMIT)
-        text = pack(answer)
+        job = job_from(given, agent.model)
+        ctx = run_context(self.base, job.run_id, job.scope, job.autonomy, job.spent)
+        outcome = await _in_span(
+            ctx, f"tool_call {job.call.name}", execute_tool_call(ctx, job, registry)
+        )
+        spent = _spent_since(ctx.budget, job.spent)
+        if isinstance(outcome, Stopped):
+            return pack({"stop": error_fields(outcome.error), "spent": spent})
+        limit = given.get("limit", _LIMIT)
+        text = pack({**outcome_fields(outcome), "spent": spent})
         if len(text) <= limit:
             return text
         # The call ran: say so, so it is neither retried nor reported as unknown.
-        return pack({"content": _too_large(call.name, len(text), limit), "is_error": True,
-                     "attachments": (), "spent": used})
+        too_large = Answered(_too_large(job.call.name, len(text), limit), True)
+        return pack({**outcome_fields(too_large), "spent": spent})
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:

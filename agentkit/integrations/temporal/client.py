@@ -24,6 +24,7 @@ from agentkit.core.runtime.context import new_run_id
 from agentkit.integrations.temporal._values import (
     PayloadTooLarge,
     RunOptions,
+    invalid_decision,
     pack,
     pack_within,
     result_from,
@@ -142,7 +143,8 @@ class TemporalAgents:
         ``agent.resume``); returns when it next completes or suspends.
 
         Raises :class:`RunNotResumable` when the run does not wait for a decision, and
-        ``ValueError`` for decisions that do not fit its pending calls (nothing changes).
+        :class:`InvalidDecision` (a ``ValueError``, the same text as ``agent.resume``'s)
+        for decisions that do not fit its pending calls (nothing changes).
         """
         return await self._update(run_id, RESUME_UPDATE, pack(dict(decisions)))
 
@@ -164,8 +166,8 @@ class TemporalAgents:
                 cause = exc.cause
                 if isinstance(cause, ApplicationError) and cause.type == "RunNotResumable":
                     raise RunNotResumable(run_id, cause.message) from None
-                if isinstance(cause, ApplicationError) and cause.type == "ValueError":
-                    raise ValueError(cause.message) from None
+                if isinstance(cause, ApplicationError) and cause.type == "InvalidDecision":
+                    raise invalid_decision(unpack(cause.details[0], "decision error")) from None
                 _raise_busy(cause)
                 if not await self._still_running(handle):
                     return await self._final(handle)

@@ -9,6 +9,7 @@ and every effect goes through :class:`TemporalEffects`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -16,32 +17,36 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
-from agentkit.agents.effects import OutcomeUnknown, ToolOutcome, execute_tool_call
+from agentkit.agents import lifecycle
+from agentkit.agents.decisions import checked
+from agentkit.agents.effects import execute_tool_call
 from agentkit.agents.history import HistoryPolicy
+from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome, Unknown
 from agentkit.agents.result import AgentResult
-from agentkit.agents.run import AgentRun, validate_decisions
+from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
-from agentkit.core.contracts.errors import RunError
-from agentkit.core.contracts.frozen import FrozenDict, freeze
+from agentkit.core.contracts.errors import InvalidDecision, RunError
+from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
     Message,
     Scope,
-    ToolCall,
 )
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.integrations.temporal._values import (
     RunOptions,
+    decision_fields,
     error_from,
+    job_fields,
+    outcome_from,
     pack,
     pack_within,
     result_to,
     unpack,
 )
-from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
 from agentkit.state.stores.memory import InMemoryStore
 
 _NO_ANSWERS: Mapping[str, Any] = FrozenDict()
@@ -109,12 +114,14 @@ def _retry(attempts: int) -> RetryPolicy:
 class TemporalEffects:
     """The run's effects as Temporal activities; checkpoints are the workflow's state."""
 
-    def __init__(self, agent: Agent, scope: Scope, options: RunOptions) -> None:
+    def __init__(self, agent: Agent, ctx: RunContext, options: RunOptions) -> None:
         self.agent = agent
-        self.scope = scope
+        self.ctx = ctx
         self.options = options
-        self.first_step: int | None = None
-        self.carry: RunState | None = None
+        self.made = 0
+        """Model calls made in this workflow run (its history is bounded by them)."""
+        self.last: RunState | None = None
+        """The run's latest snapshot, carried into the next run at continue-as-new."""
         self.spent: tuple[int, int] = (0, 0)
         """The run's budget ledger: metered calls admitted and nano-dollars charged by
         its activities so far (each activity's budget starts from it)."""
@@ -123,25 +130,30 @@ class TemporalEffects:
         calls, nanos = answer.get("spent", (0, 0))
         self.spent = (self.spent[0] + calls, self.spent[1] + nanos)
 
-    async def save(self, run: AgentRun) -> None:
+    async def save(self, snapshot: RunState, version: int) -> int:
         # Temporal's event history is the run's durable state: nothing to write.
-        return None
+        self.last = snapshot
+        return version
 
-    async def call_model(self, run: AgentRun, request: ChatRequest) -> LLMResult:
-        if self.first_step is None:
-            self.first_step = run.steps
-        if run.steps - self.first_step >= self.options.continue_as_new_after:
+    async def forget(self, job: ToolJob, answer: Message) -> None:
+        return None  # Temporal keeps no intents: a call's activity runs once or is unknown
+
+    async def call_model(self, request: ChatRequest) -> LLMResult:
+        if self.made >= self.options.continue_as_new_after:
             # Keep the history bounded: carry the run's state into a fresh workflow run.
-            self.carry = run.snapshot()
             raise _ContinueAsNew
+        self.made += 1
+        ctx = self.ctx
         options = self.options
+        steps = self.last.steps if self.last is not None else 0
         # Checked here, in workflow code: a command Temporal refuses fails the workflow
         # task, which is retried for ever; a run that stops answers.
         payload = pack_within(
-            {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
-             "autonomy": run.ctx.autonomy.value, "request": request, "spent": self.spent,
+            {"agent": self.agent.name, "run_id": ctx.correlation_id, "scope": ctx.scope,
+             "autonomy": ctx.autonomy.value, "request": request, "spent": self.spent,
              "limit": options.max_payload_bytes},
-            options.max_payload_bytes, run.run_id, f"the input of model call {run.steps + 1}",
+            options.max_payload_bytes, ctx.correlation_id,
+            f"the input of model call {steps + 1}",
         )
         text = await workflow.execute_activity(
             MODEL_ACTIVITY,
@@ -159,32 +171,25 @@ class TemporalEffects:
         result: LLMResult = answer["result"]
         return result
 
-    async def call_tool(
-        self,
-        run: AgentRun,
-        call: ToolCall,
-        arguments: Mapping[str, Any],
-        registry: ToolRegistry,
-        *,
-        answers: Mapping[str, Any] = _NO_ANSWERS,
-    ) -> ToolOutcome:
+    async def call_tool(self, job: ToolJob) -> ToolOutcome:
+        registry = tools_of(self.agent)
+        call = job.call
         if call.name not in registry:
             # Unknown tools are answered without a worker: nothing runs.
-            return await execute_tool_call(run.ctx, call, arguments, registry)
+            return await execute_tool_call(self.ctx, job, registry)
         tool = registry.get(call.name)
         once = traits_of(tool).side_effecting and not traits_of(tool).idempotent
         options = self.options
         # A tool's own limit is enforced inside the activity (a clean ToolTimeout); the
         # activity's start-to-close follows it, a heartbeat timeout later, so a worker
         # that dies or hangs past the limit is given up on too, never after RunOptions'.
-        limit = traits_of(tool).timeout or self.agent.tool_timeout
+        limit = traits_of(tool).timeout or job.timeout
         closes = options.tool_timeout if limit is None else min(
             options.tool_timeout, limit + options.heartbeat_timeout)
         payload = pack_within(
-            {"agent": self.agent.name, "run_id": run.run_id, "scope": self.scope,
-             "autonomy": run.ctx.autonomy.value, "call": call, "arguments": arguments,
-             "spent": self.spent, "limit": options.max_payload_bytes},
-            options.max_payload_bytes, run.run_id,
+            job_fields(self.agent.name, replace(job, spent=self.spent),
+                       options.max_payload_bytes),
+            options.max_payload_bytes, job.run_id,
             f"the input of tool call {call.id!r} ({call.name!r})",
         )
         try:
@@ -201,23 +206,25 @@ class TemporalEffects:
             if once:
                 # The one attempt of a call that changes the world ended without a
                 # result (its worker died or timed out): it may or may not have acted.
-                raise OutcomeUnknown(
-                    call.id, f"{call.name!r} is not declared idempotent, so it is not retried"
-                ) from exc
-            return (
+                return Unknown(f"{call.name!r} is not declared idempotent, so it is not retried")
+            return Answered(
                 f"The call to {call.name!r} failed {options.max_attempts} time(s) without a "
                 f"result (the worker running it stopped or timed out: {_cause(exc)}).",
                 True,
-                (),
             )
         answer = unpack(text, "tool answer")
         self._charge(answer)
         if "stop" in answer:
-            raise error_from(answer["stop"])
-        if "unknown" in answer:  # a side-effecting call past its timeout, as in-process
-            why, what = answer["unknown"]
-            raise OutcomeUnknown(call.id, why, what)
-        return answer["content"], answer["is_error"], tuple(answer.get("attachments", ()))
+            return Stopped(error_from(answer["stop"]))
+        return outcome_from(answer)
+
+
+def tools_of(agent: Agent) -> ToolRegistry:
+    """The agent's tool registry (an empty one for a cognition without tools)."""
+    from agentkit.tools.registry import ToolRegistry
+
+    registry = getattr(agent.cognition, "tools", None)
+    return registry if isinstance(registry, ToolRegistry) else ToolRegistry()
 
 
 def _cause(error: BaseException) -> str:
@@ -271,28 +278,21 @@ class AgentWorkflow:
                     prior = agent.history.trim(prior)
             # The state names no session: the workflow appends the turn by activity
             # (below), never from workflow code; ``start`` carries the session id.
-            state = RunState(
-                run_id=info.workflow_id,
-                agent=agent.name,
-                status="running",
-                messages=(*prior, Message(role="user", content=start["task"])),
-                history_len=len(prior),
-                session_version=version,
+            state = lifecycle.fresh_state(
+                info.workflow_id, agent.name, start["task"], prior, session_version=version
             )
-        effects = TemporalEffects(agent, scope, options)
+        effects = TemporalEffects(agent, ctx, options)
         calls, nanos = start.get("spent", (0, 0))
         effects.spent = (calls, nanos)
-        run = AgentRun(
-            agent, ctx, state, key=f"{info.workflow_id}:{agent.name}", version=0,
-            checkpointer=StoreCheckpointer(ctx.store), effects=effects,
-        )
+        effects.last = state
+        run = lifecycle.hosted_run(agent, ctx, state, effects)
         self._run = run
         try:
             while True:
                 if run.status == "suspended":
                     result = run.result()
                 else:
-                    result = await agent._advance(run)
+                    result = await lifecycle.advance(agent, run)
                 if session is not None and result.stop_reason == "complete":
                     self._failure = await self._commit_turn(run, scope, session, options,
                                                             result)
@@ -310,8 +310,8 @@ class AgentWorkflow:
                 await workflow.wait_condition(lambda: self._decisions is not None)
                 decisions, self._decisions = self._decisions, None
                 self._waiting = False
-                run.decisions = freeze(decisions)
-                run.status = "running"
+                assert decisions is not None
+                lifecycle.decide(run, decisions)
         except _ContinueAsNew:
             pass
         except (FailureError, RunError):
@@ -323,7 +323,7 @@ class AgentWorkflow:
                 f"{type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True
             ) from exc
         carried = dict(start)
-        carried["state"] = effects.carry
+        carried["state"] = effects.last
         carried["spent"] = effects.spent
         workflow.continue_as_new(pack(carried))
 
@@ -402,9 +402,12 @@ class AgentWorkflow:
             )
         given = unpack(decisions, "decisions")
         try:
-            return validate_decisions(run.run_id, run.pending, given)
-        except ValueError as exc:
-            raise ApplicationError(str(exc), type="ValueError") from None
+            return checked(run.run_id, run.suspended().kinds, given)
+        except InvalidDecision as exc:
+            # The client rebuilds the same error from its fields (same text everywhere).
+            raise ApplicationError(
+                str(exc), pack(decision_fields(exc)), type="InvalidDecision"
+            ) from None
 
     @workflow.query(name=PENDING_QUERY)
     def pending(self) -> str:

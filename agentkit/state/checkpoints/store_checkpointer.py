@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.ports import Store
+from agentkit.core.contracts.ports import Checkpointer, Store
 from agentkit.state.stores.memory import InMemoryStore
 
-__all__ = ["StoreCheckpointer", "missing_checkpoint_hint"]
+if TYPE_CHECKING:
+    from agentkit.core.runtime.context import RunContext
+
+__all__ = ["StoreCheckpointer", "checkpointer_for", "missing_checkpoint_hint"]
+
+
+def checkpointer_for(ctx: RunContext) -> Checkpointer:
+    """The context's checkpointer, or one over its store."""
+    checkpointer = ctx.checkpointer
+    if checkpointer is None:
+        return StoreCheckpointer(ctx.store)
+    assert hasattr(checkpointer, "save"), f"ctx.checkpointer {checkpointer!r} is not a Checkpointer"
+    return checkpointer
 
 
 def missing_checkpoint_hint(checkpointer: object) -> str:

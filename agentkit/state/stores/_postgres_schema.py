@@ -12,10 +12,45 @@ if TYPE_CHECKING:
 
     _Connection = PoolConnectionProxy[asyncpg.Record] | asyncpg.Connection[asyncpg.Record]
 
-__all__ = ["Migrations", "migrate"]
+__all__ = ["MIGRATIONS", "Migrations", "migrate"]
 
 Migrations = tuple[tuple[int, tuple[str, ...]], ...]
 """Forward-only migrations: (version, statements), ``{s}`` standing for the schema."""
+
+# Forward-only migrations: (version, statements). A release that changes the tables
+# appends one; a database made by an older release is brought up to date on first use,
+# and one made by a newer release is refused rather than misread.
+MIGRATIONS: Migrations = (
+    (
+        1,
+        (
+            "CREATE TABLE {s}.kv (key text PRIMARY KEY, value text NOT NULL, expires float8)",
+            "CREATE INDEX kv_expires ON {s}.kv (expires) WHERE expires IS NOT NULL",
+            "CREATE TABLE {s}.logs (id bigserial PRIMARY KEY, log text NOT NULL, "
+            "value text NOT NULL)",
+            "CREATE INDEX logs_by_name ON {s}.logs (log, id)",
+            "CREATE TABLE {s}.versioned (key text PRIMARY KEY, value text NOT NULL, "
+            "version bigint NOT NULL)",
+            "CREATE TABLE {s}.memory_files (namespace text NOT NULL, path text NOT NULL, "
+            "is_dir boolean NOT NULL, content text, size bigint NOT NULL DEFAULT 0, "
+            "PRIMARY KEY (namespace, path))",
+        ),
+    ),
+    (
+        2,
+        (
+            "CREATE TABLE {s}.claims (key text PRIMARY KEY, owner text NOT NULL, "
+            "lease float8 NOT NULL)",
+            # Notes may hold NUL, which text refuses, and paths may pass the 2,704-byte
+            # index entry limit, which their digest does not.
+            "ALTER TABLE {s}.memory_files ALTER COLUMN content TYPE bytea "
+            "USING convert_to(content, 'UTF8')",
+            "ALTER TABLE {s}.memory_files DROP CONSTRAINT memory_files_pkey",
+            "CREATE UNIQUE INDEX memory_files_by_path ON {s}.memory_files "
+            "(namespace, md5(path))",
+        ),
+    ),
+)
 
 
 async def migrate(connection: _Connection, schema: str, migrations: Migrations) -> int:

@@ -42,7 +42,7 @@ from agentkit.core.contracts.errors import SingleFlightLost, SingleFlightTimeout
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
-from agentkit.state.stores._postgres_schema import Migrations, migrate
+from agentkit.state.stores._postgres_schema import MIGRATIONS, migrate
 from agentkit.state.stores._postgres_text import connection_url, lock_id, redact, stored_key
 
 if TYPE_CHECKING:
@@ -56,42 +56,6 @@ _LIVE = f"(expires IS NULL OR expires > {_NOW})"
 _CLEAN_EVERY = 256
 """Writes between two bounded sweeps of expired rows."""
 _CLEAN_BATCH = 500
-
-# Forward-only migrations: (version, statements). A release that changes the tables
-# appends one; a database made by an older release is brought up to date on first use,
-# and one made by a newer release is refused rather than misread.
-MIGRATIONS: Migrations = (
-    (
-        1,
-        (
-            "CREATE TABLE {s}.kv (key text PRIMARY KEY, value text NOT NULL, expires float8)",
-            "CREATE INDEX kv_expires ON {s}.kv (expires) WHERE expires IS NOT NULL",
-            "CREATE TABLE {s}.logs (id bigserial PRIMARY KEY, log text NOT NULL, "
-            "value text NOT NULL)",
-            "CREATE INDEX logs_by_name ON {s}.logs (log, id)",
-            "CREATE TABLE {s}.versioned (key text PRIMARY KEY, value text NOT NULL, "
-            "version bigint NOT NULL)",
-            "CREATE TABLE {s}.memory_files (namespace text NOT NULL, path text NOT NULL, "
-            "is_dir boolean NOT NULL, content text, size bigint NOT NULL DEFAULT 0, "
-            "PRIMARY KEY (namespace, path))",
-        ),
-    ),
-    (
-        2,
-        (
-            "CREATE TABLE {s}.claims (key text PRIMARY KEY, owner text NOT NULL, "
-            "lease float8 NOT NULL)",
-            # Notes may hold NUL, which text refuses, and paths may pass the 2,704-byte
-            # index entry limit, which their digest does not.
-            "ALTER TABLE {s}.memory_files ALTER COLUMN content TYPE bytea "
-            "USING convert_to(content, 'UTF8')",
-            "ALTER TABLE {s}.memory_files DROP CONSTRAINT memory_files_pkey",
-            "CREATE UNIQUE INDEX memory_files_by_path ON {s}.memory_files "
-            "(namespace, md5(path))",
-        ),
-    ),
-)
-
 
 def _asyncpg() -> Any:
     try:

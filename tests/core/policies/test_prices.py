@@ -121,3 +121,11 @@ def test_a_bedrock_id_is_priced_on_its_own_row_and_its_version_suffix_is_kept() 
     assert DEFAULT_PRICES.price("anthropic.claude-sonnet-4-5-20250929-v1") is None
     assert DEFAULT_PRICES.price("anthropic.claude-sonnet-4-5-20250929-v2:0") is None
     assert DEFAULT_PRICES.price("0") is None
+
+
+def test_gemini_3_preview_ids_the_gemini_api_serves_are_priced() -> None:
+    """Gemini 3 is served under ``-preview`` ids; a row prices only its exact id."""
+    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=1_000_000)
+    assert DEFAULT_PRICES.cost("gemini-3-flash-preview", usage) == pytest.approx(0.5 + 3.0 + 0.05)
+    assert DEFAULT_PRICES.cost("google:gemini-3-pro-preview", usage) == pytest.approx(
+        2.0 + 12.0 + 0.2)

@@ -16,8 +16,10 @@ from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.media import Image
 from agentkit.core.contracts.types import ToolCall
-from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.core.policies import audit, tracing
+from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.integrations.mcp import MCPTool, connect_http, connect_stdio
+from agentkit.state.stores.memory import InMemoryStore
 
 from .conftest import NodeTools, free_port, wait_for_port
 
@@ -367,3 +369,38 @@ async def test_capabilities_can_be_refused_and_the_tools_needing_them_go(
     assert names & {"trigger-sampling-request", "trigger-elicitation-request",
                     "trigger-url-elicitation", "get-roots-list"} == set()
     assert "echo" in names
+
+
+async def test_a_servers_question_is_audited_as_suspended_and_traced_without_an_error(
+    node_tools: NodeTools,
+) -> None:
+    llm = FakeLLM.script([
+        Turn(tool_calls=(ToolCall("c1", "trigger-elicitation-request", {}),)),
+        Turn(content="Thanks, Ana."),
+    ])
+    log, tracer = InMemoryStore(), RecordingTracer()
+    async with asyncio.timeout(LIMIT), connect_stdio(
+        everything(node_tools), env={"PATH": node_tools.env["PATH"]}
+    ) as session:
+        asking = [t for t in await session.list_tools() if t.remote_name in ASKS_A_PERSON]
+        ctx = make_test_ctx(llm=llm, tracer=tracer, tool_middleware=[tracing(), audit(log)])
+        paused = await agent(asking).run("Sign me up.", ctx)
+        waiting = [(r.call_id, r.decision, r.error) for r in await log.list("audit")]
+        done = await agent(asking).resume(
+            paused.run_id,
+            {"c1": {"action": "accept", "content": {"name": "Ana", "check": True}}},
+            ctx,
+        )
+
+    assert paused.stop_reason == "suspended"
+    assert waiting == [("c1", "suspended", None)]
+    first, second = tracer.named("execute_tool trigger-elicitation-request")
+    assert (first.errors, first.attributes["agentkit.waiting"]) == (
+        [], "elicitation: Please provide inputs for the following fields:"
+    )
+    assert "error.type" not in first.attributes
+    assert "agentkit.waiting" not in second.attributes
+    assert done.output == "Thanks, Ana."
+    assert [(r.call_id, r.decision) for r in await log.list("audit")] == [
+        ("c1", "suspended"), ("c1", "executed"),
+    ]

@@ -1,24 +1,4 @@
-"""The store format: versioned JSON for every value agentkit writes to a store.
-
-Checkpoints, idempotency records, audit entries and intents are written as JSON text in
-an envelope that names the format version::
-
-    {"agentkit": 1, "value": ...}
-
-Plain JSON values stand for themselves (a JSON array is a ``list``, an object with
-string keys a ``dict``). Everything else is an object with a ``"$"`` tag: ``tuple``,
-``frozendict``, ``set``, ``frozenset``, ``bytes`` and ``bytearray`` (base64), ``dict``
-(non-string keys, or a ``"$"`` key), ``float`` (NaN and the infinities), ``datetime``,
-``date``, ``time``, ``timedelta``, ``decimal``, ``uuid``, and agentkit's own values
-(``agentkit.Message``, ``agentkit.RunState``, ...) whose fields sit beside the tag,
-defaults left out.
-
-Reading never imports or executes anything the data names: a tag is looked up in a
-registry of codecs filled by code (agentkit's, and yours through :func:`register`). A
-tag of agentkit's own whose module is not loaded yet loads that module from a fixed
-table here, so a process that only opened a store still reads a checkpoint. Anything
-that does not decode is :class:`CheckpointCorrupt`, naming the key and what was wrong.
-"""
+"""The store format's encoder and decoder (see :mod:`agentkit.state.codec`)."""
 
 from __future__ import annotations
 
@@ -37,6 +17,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import CheckpointCorrupt, NotStorable
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.state.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
 
 __all__ = ["FORMAT_VERSION", "dumps", "loads", "register"]
 
@@ -56,33 +37,6 @@ _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 Encoder = Callable[[Any], Mapping[str, Any]]
 Decoder = Callable[[dict[str, Any]], Any]
 
-# agentkit's own value types, by tag: (module, class name). They are registered the
-# first time one is written or read, so the core never imports this module and reading
-# a checkpoint does not need the agents layer imported beforehand.
-_AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
-    "agentkit.Scope": ("agentkit.core.contracts.types", "Scope"),
-    "agentkit.Usage": ("agentkit.core.contracts.types", "Usage"),
-    "agentkit.ToolCall": ("agentkit.core.contracts.types", "ToolCall"),
-    "agentkit.ToolSchema": ("agentkit.core.contracts.types", "ToolSchema"),
-    "agentkit.Message": ("agentkit.core.contracts.types", "Message"),
-    "agentkit.LLMResult": ("agentkit.core.contracts.types", "LLMResult"),
-    "agentkit.ModelSettings": ("agentkit.core.contracts.types", "ModelSettings"),
-    "agentkit.Reasoning": ("agentkit.core.contracts.reasoning", "Reasoning"),
-    "agentkit.ReasoningPart": ("agentkit.core.contracts.reasoning", "ReasoningPart"),
-    "agentkit.Image": ("agentkit.core.contracts.media", "Image"),
-    "agentkit.Audio": ("agentkit.core.contracts.media", "Audio"),
-    "agentkit.File": ("agentkit.core.contracts.media", "File"),
-    "agentkit.AuditRecord": ("agentkit.core.policies.audit", "AuditRecord"),
-    "agentkit.Suspended": ("agentkit.agents.result", "Suspended"),
-    "agentkit.AgentResult": ("agentkit.agents.result", "AgentResult"),
-    "agentkit.RunState": ("agentkit.agents.run_state", "RunState"),
-    "agentkit.SubRun": ("agentkit.agents.run_state", "SubRun"),
-    "agentkit.Intent": ("agentkit.agents.intents", "Intent"),
-    "agentkit.SessionRecord": ("agentkit.state.sessions", "SessionRecord"),
-    "agentkit.SessionSummary": ("agentkit.state.sessions", "SessionSummary"),
-    "agentkit.WorkflowState": ("agentkit.agents.workflow_state", "_State"),
-    "agentkit.WorkflowResult": ("agentkit.agents.workflow_state", "WorkflowResult"),
-}
 _AGENTKIT_TAGS = {place: tag for tag, place in _AGENTKIT_TYPES.items()}
 
 _encoders: dict[type, Callable[[Any], Any]] = {}
