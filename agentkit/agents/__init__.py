@@ -15,6 +15,7 @@ from agentkit.agents.events import (
 from agentkit.agents.history import HistoryPolicy, estimate_tokens
 from agentkit.agents.result import AgentResult, StopReason, Suspended
 from agentkit.agents.skill import Skill
+from agentkit.agents.summarize import Summarize
 from agentkit.agents.workflow import Workflow, WorkflowError, WorkflowResult
 from agentkit.core.contracts.errors import (
     InvalidDecision,
@@ -46,6 +47,7 @@ __all__ = [
     "Skill",
     "StepEvent",
     "StopReason",
+    "Summarize",
     "Suspended",
     "TextDeltaEvent",
     "ToolCallEvent",

@@ -6,6 +6,7 @@ The face of the run lifecycle: every method here opens, resumes or recovers a ru
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,9 @@ from agentkit.agents.nested import run_delegated
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import EventSink
+from agentkit.agents.summarize import Summarize
 from agentkit.agents.task import Task
+from agentkit.core.contracts.traits import is_seconds
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
 from agentkit.state.memory.source import MemorySource
@@ -49,11 +52,14 @@ class Agent:
     ``settings=`` override them field by field. ``run(task, ctx, session="...")``
     continues a conversation kept in ``ctx.store`` under the context's scope: the model
     sees the session's earlier turns, and the run's turn is appended once it completes.
-    ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries.
+    ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries, or
+    (:class:`Summarize`) replaces its older turns by a summary. ``tool_timeout=`` is how
+    many seconds a tool call may run when its tool declares no ``timeout=`` itself.
     """
 
     __slots__ = ("cognition", "description", "history", "max_output_repairs", "memory",
-                 "memory_k", "model", "name", "output", "output_spec", "prompt", "settings")
+                 "memory_k", "model", "name", "output", "output_spec", "prompt", "settings",
+                 "tool_timeout")
 
     def __init__(
         self,
@@ -68,7 +74,8 @@ class Agent:
         memory: MemorySource | None = None,
         memory_k: int = 5,
         settings: ModelSettings | None = None,
-        history: HistoryPolicy | None = None,
+        history: HistoryPolicy | Summarize | None = None,
+        tool_timeout: float | None = None,
         tools: None = None,
     ) -> None:
         if tools is not None:
@@ -87,11 +94,18 @@ class Agent:
             raise ValueError(f"memory_k must be at least 1, got {memory_k}")
         if settings is not None and not isinstance(settings, ModelSettings):
             raise TypeError(f"Agent(settings=...) takes a ModelSettings, got {settings!r}")
-        if history is not None and not isinstance(history, HistoryPolicy):
+        if history is not None and not isinstance(history, HistoryPolicy | Summarize):
             raise TypeError(
-                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...), "
-                f"got {history!r}"
+                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...) "
+                f"or a Summarize(max_tokens=..., keep_last=...), got {history!r}"
             )
+        if not is_seconds(tool_timeout):
+            raise ValueError(
+                "Agent(tool_timeout=...) takes a positive number of seconds or None, "
+                f"got {tool_timeout!r}"
+            )
+        if isinstance(history, Summarize) and history.model is None:
+            history = dataclasses.replace(history, model=model)  # the agent's own writes
         self.name = name
         self.model = model
         self.prompt = prompt
@@ -104,6 +118,7 @@ class Agent:
         self.memory_k = memory_k
         self.settings = settings if settings is not None else _NO_SETTINGS
         self.history = history
+        self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
 
     async def run(
         self,

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from agentkit.agents.decisions import PendingKind
+from agentkit.agents.nested import refuse_path_id
 from agentkit.core.contracts.ports import Tool
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import Autonomy, ToolCall
 
-__all__ = ["Autonomy", "key_step", "should_gate"]
+if TYPE_CHECKING:
+    from agentkit.tools.registry import ToolRegistry
+
+__all__ = ["Autonomy", "gated_calls", "key_step", "should_gate"]
 
 
 def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: bool) -> bool:
@@ -36,3 +44,21 @@ def key_step(tool: Tool, call: ToolCall) -> bool:
     tell that this particular call only reads (as FileTool's ``view`` does)."""
     traits = traits_of(tool)
     return traits.side_effecting and not traits.is_read_only_call(call.arguments)
+
+
+def gated_calls(
+    calls: Sequence[ToolCall], registry: ToolRegistry, autonomy: Autonomy | str
+) -> dict[str, PendingKind]:
+    """The calls of a turn that must wait for a human, by call id: ``input`` for a
+    question to a person, ``approval`` for a gated call."""
+    pending: dict[str, PendingKind] = {}
+    for call in calls:
+        if call.name not in registry or refuse_path_id(call) is not None:
+            continue  # becomes an error result the model reads; nothing to approve
+        traits = traits_of(registry.get(call.name))
+        changes = not traits.is_read_only_call(call.arguments)
+        if traits.asks_human:
+            pending[call.id] = "input"
+        elif should_gate(autonomy, traits.requires_approval, changes):
+            pending[call.id] = "approval"
+    return pending

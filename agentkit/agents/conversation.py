@@ -15,7 +15,7 @@ is a no-op.
 
 A run with ``history=`` starts from the caller's messages and stores nothing; its
 checkpoints carry them. Either way the agent's :class:`HistoryPolicy` trims what the
-model is sent.
+model is sent, or its :class:`Summarize` replaces the older turns by a summary.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
+from agentkit.agents.summarize import Summarize
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.state_errors import CheckpointCorrupt, SessionBusy
 from agentkit.core.contracts.types import Message, ModelSettings
@@ -41,6 +42,7 @@ __all__ = [
     "join_session",
     "rejoined",
     "settled_session",
+    "shaped",
 ]
 
 _NO_SETTINGS = ModelSettings()
@@ -88,9 +90,10 @@ class Opening:
         self.settings = settings
 
     async def history_for(
-        self, policy: HistoryPolicy | None, ctx: RunContext, checkpointer: Checkpointer
+        self, policy: HistoryPolicy | Summarize | None, ctx: RunContext,
+        checkpointer: Checkpointer,
     ) -> tuple[tuple[Message, ...], int]:
-        """The history the run starts from (trimmed by ``policy``), and the session's
+        """The history the run starts from (shaped by ``policy``), and the session's
         version as read: the run's one read of its session."""
         version = 0
         if self.session is not None:
@@ -98,9 +101,22 @@ class Opening:
             prior = record.messages
         else:
             prior = self.history
-        if policy is not None:
-            prior = policy.trim(prior)
-        return prior, version
+        return await shaped(policy, prior, ctx, self.session), version
+
+
+async def shaped(
+    policy: HistoryPolicy | Summarize | None,
+    history: tuple[Message, ...],
+    ctx: RunContext,
+    session: str | None,
+) -> tuple[Message, ...]:
+    """``history`` as ``policy`` has the model see it: trimmed, or its older turns
+    summarised (the summaries kept in the session, when there is one)."""
+    if policy is None:
+        return history
+    if isinstance(policy, Summarize):
+        return await policy.compact(history, ctx, session=session)
+    return policy.trim(history)
 
 
 async def settled_session(
@@ -146,14 +162,17 @@ async def join_session(run: AgentRun) -> None:
         await run.ctx.store.append(log, run.key)
 
 
-async def rejoined(state: RunState, policy: HistoryPolicy | None, ctx: RunContext) -> RunState:
+async def rejoined(
+    state: RunState, policy: HistoryPolicy | Summarize | None, ctx: RunContext
+) -> RunState:
     """A checkpoint of a session run with its history read again from the session, up
-    to the version the run read (trimmed by ``policy``, as when it started)."""
+    to the version the run read (shaped by ``policy``, as when it started: a summary
+    is read back from the session, not written again)."""
     if state.session is None or not state.session_rows:
         return state  # no session, or an older checkpoint that holds its history
     record, _ = await load_session(ctx.store, ctx.scope, state.session,
                                    upto=state.session_version)
-    prior = record.messages if policy is None else policy.trim(record.messages)
+    prior = await shaped(policy, record.messages, ctx, state.session)
     return dataclasses.replace(state, messages=(*prior, *state.messages),
                                history_len=len(prior))
 

@@ -35,6 +35,7 @@ __all__ = [
     "PendingKind",
     "Reject",
     "Undecided",
+    "answers_so_far",
     "checked",
     "decision_for",
     "parse",
@@ -221,3 +222,14 @@ def decision_for(kind: str | None, value: Any) -> Decision:
         return _UNDECIDED
     parsed = parse(kind, value)
     return _UNDECIDED if parsed is None else parsed
+
+
+def answers_so_far(question: Mapping[str, Any] | None, decision: Any) -> Mapping[str, Any]:
+    """The answers a call that asked questions mid-call has so far: earlier ones, plus
+    ``decision`` for the ``question`` it asked last."""
+    if question is None:
+        return FrozenDict()
+    answers = dict(question.get("answers") or {})
+    if decision is not None:
+        answers[question["message"]] = decision
+    return FrozenDict(answers)

@@ -33,6 +33,7 @@ from agentkit.agents.outcomes import (
     Stopped,
     ToolJob,
     ToolOutcome,
+    Unknown,
 )
 from agentkit.agents.run_state import RunState
 from agentkit.agents.tool_messages import describe_failure, render_result
@@ -42,6 +43,7 @@ from agentkit.core.contracts.errors import (
     RunCancelled,
     RunError,
     RunTakenOver,
+    ToolTimeout,
 )
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.reasoning import ReasoningDelta
@@ -105,8 +107,10 @@ async def execute_tool_call(
 
     A tool's failure is an :class:`Answered` error the model reads; a refusal that stops
     the run (budget, cancellation) is :class:`Stopped`; a call that waits for a person
-    is :class:`Asked` or :class:`Parked`. With ``intents``, a call that changes the
-    world records its intent first, and its outcome when it returns."""
+    is :class:`Asked` or :class:`Parked`; a call past its timeout (``job.timeout`` when
+    its tool declares none) that may have changed the world is :class:`Unknown`. With
+    ``intents``, a call that changes the world records its intent first, and its
+    outcome when it returns."""
     call = job.call
     intent: str | None = None
     try:
@@ -118,6 +122,7 @@ async def execute_tool_call(
             bool(tool.side_effecting),
             call_id=call.id,
             key_step=bool(tool.side_effecting),
+            timeout=job.timeout,
         )
         if intents and key_step(tool, call):
             intent = await start_intent(ctx, job.run_key, call, job.arguments)
@@ -135,6 +140,16 @@ async def execute_tool_call(
         if isinstance(exc, RunError):
             return Stopped(exc)
         raise
+    except ToolTimeout as exc:
+        traits = request.traits
+        if not (traits.idempotent or traits.is_read_only_call(job.arguments)):
+            # It may have acted: its intent stays open, and it is not run again.
+            return Unknown(
+                f"{call.name!r} is side-effecting and not declared idempotent",
+                f"it ran past its timeout of {exc.seconds:g}s and was stopped before it "
+                "reported a result",
+            )
+        outcome = Answered(describe_failure(call.name, exc), True)  # safe to try again
     except Exception as exc:
         outcome = Answered(describe_failure(call.name, exc), True)
     else:

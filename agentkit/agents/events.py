@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from agentkit.core.contracts.types import ToolCall, Usage
@@ -67,6 +67,8 @@ class StepEvent:
 
     step: int
     usage: Usage
+    model: str = field(default="", kw_only=True)
+    """The model that answered (``LLMResult.model``, else the one asked for)."""
     kind: Literal["step"] = "step"
 
 

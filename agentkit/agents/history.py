@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from agentkit.core.contracts.types import Message
 
-__all__ = ["HistoryPolicy", "estimate_tokens"]
+__all__ = ["HistoryPolicy", "estimate_tokens", "turn_bounds"]
 
 _CHARS_PER_TOKEN = 4
 _PER_MESSAGE = 4
@@ -35,6 +35,17 @@ def estimate_tokens(message: Message) -> int:
     for call in message.tool_calls:
         chars += len(call.name) + len(json.dumps(dict(call.arguments), default=str))
     return _PER_MESSAGE + -(-chars // _CHARS_PER_TOKEN)
+
+
+def turn_bounds(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each turn of ``messages``: a turn starts at a user message, and
+    messages before the first one are a turn of their own. Never empty but for ``()``."""
+    if not messages:
+        return []
+    starts = [i for i, m in enumerate(messages) if m.role == "user"]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    return list(zip(starts, [*starts[1:], len(messages)], strict=True))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,10 +76,7 @@ class HistoryPolicy:
         messages = tuple(history)
         if self.max_messages is None and self.max_tokens is None:
             return messages
-        starts = [i for i, m in enumerate(messages) if m.role == "user"]
-        if not starts or starts[0] != 0:
-            starts.insert(0, 0)  # leading messages before the first task are a turn too
-        bounds = list(zip(starts, [*starts[1:], len(messages)], strict=True))
+        bounds = turn_bounds(messages)
         kept_from = len(messages)
         count = tokens = 0
         for start, end in reversed(bounds):

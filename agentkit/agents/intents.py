@@ -63,12 +63,18 @@ def intent_key(run_key: str, call_id: str) -> str:
     return f"intent:{run_key}:{call_id}"
 
 
-def unknown_outcome(tool: str, why: str) -> str:
-    """The tool result the model reads for a call that may or may not have acted."""
+_CRASHED = (
+    "the worker running it stopped (it crashed or was killed) after the call started and "
+    "before its result was recorded"
+)
+
+
+def unknown_outcome(tool: str, why: str, what: str | None = None) -> str:
+    """The tool result the model reads for a call that may or may not have acted;
+    ``what`` happened to it (by default: its worker crashed mid-call)."""
     return (
-        f"The outcome of this call to {tool!r} is unknown: the worker running it stopped "
-        "(it crashed or was killed) after the call started and before its result was "
-        f"recorded, so it may or may not have taken effect. It was not run again: {why}. "
+        f"The outcome of this call to {tool!r} is unknown: {what or _CRASHED}, so it may "
+        f"or may not have taken effect. It was not run again: {why}. "
         "Check whether it took effect before repeating it."
     )
 

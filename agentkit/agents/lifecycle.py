@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from agentkit.agents.conversation import Opening, commit_turn, continued, join_session, rejoined
 from agentkit.agents.decisions import checked, routed
 from agentkit.agents.effects import Effects, InProcessEffects
-from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.registry import register_run
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, RunAgent
@@ -84,8 +83,6 @@ class LifecycleAgent(RunAgent, Protocol):
     def memory(self) -> MemorySource | None: ...
     @property
     def memory_k(self) -> int: ...
-    @property
-    def history(self) -> HistoryPolicy | None: ...
 
 
 async def load_checkpoint(

@@ -56,6 +56,9 @@ class ToolJob:
     spent: tuple[int, int] = (0, 0)
     """The run's budget ledger so far: metered calls admitted, nano-dollars charged
     (an engine whose calls run in other processes starts each call's budget from it)."""
+    timeout: float | None = None
+    """The run's limit in seconds for a call whose tool declares no ``timeout=``
+    (``Agent(tool_timeout=)``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +113,13 @@ class Stopped:
 
 @dataclass(frozen=True, slots=True)
 class Unknown:
-    """The call started and ended without a result (its worker died): it may or may not
-    have acted, and it is not run again."""
+    """The call started and ended without a result (its worker died, or it ran past its
+    timeout): it may or may not have acted, and it is not run again."""
 
     why: str
     """Why it is not run again."""
+    what: str | None = None
+    """What happened to it, when it was not a crash (it ran past its timeout)."""
     kind: Literal["unknown"] = "unknown"
 
 

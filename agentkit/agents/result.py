@@ -74,6 +74,10 @@ class AgentResult:
     or ``error`` (``evals["error"]`` holds it)."""
     usage: Usage = field(default_factory=Usage)
     """Tokens and cost of the whole run so far."""
+    usage_by_model: Mapping[str, Usage] = field(default_factory=FrozenDict, kw_only=True)
+    """The same, per model that answered (as the provider names it), each priced at its
+    own model's price: with a :class:`~agentkit.providers.FallbackLLM`, which model
+    answered how often."""
     evals: Mapping[str, Any] = field(default_factory=FrozenDict)
     """Signals about the run: ``"suspended"`` holds a :class:`Suspended`; ``"error"``
     the error that stopped it."""

@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentkit.agents.autonomy import should_gate
+from agentkit.agents.autonomy import gated_calls
 from agentkit.agents.decisions import (
     AnswerText,
     Decision,
@@ -25,6 +25,7 @@ from agentkit.agents.decisions import (
     ForSubRun,
     PendingKind,
     Undecided,
+    answers_so_far,
     decision_for,
 )
 from agentkit.agents.effects import Effects, outcome_message
@@ -35,14 +36,16 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.intents import intent_key, unknown_outcome
 from agentkit.agents.nested import abandon_sub_run, refuse_path_id, sub_run_key, suspension
 from agentkit.agents.outcomes import Answered, Asked, Parked, Stopped, ToolJob, ToolOutcome, Unknown
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult, Suspended
-from agentkit.agents.run_state import RunState, RunStatus, SubRun
+from agentkit.agents.run_state import RunState, RunStatus, SubRun, with_usage
+from agentkit.agents.summarize import Summarize, compacted
 from agentkit.agents.tool_messages import describe_failure
-from agentkit.core.contracts.errors import OutputCoercionError, ToolArgumentError
+from agentkit.core.contracts.errors import OutputCoercionError, ProviderError, ToolArgumentError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
@@ -89,6 +92,10 @@ class RunAgent(Protocol):
     def output_spec(self) -> OutputSpec | None: ...
     @property
     def max_output_repairs(self) -> int: ...
+    @property
+    def history(self) -> HistoryPolicy | Summarize | None: ...
+    @property
+    def tool_timeout(self) -> float | None: ...
 
 
 class AgentRun:
@@ -115,6 +122,9 @@ class AgentRun:
         self.status: RunStatus = state.status
         self.messages: list[Message] = list(state.messages)
         self.usage: Usage = state.usage
+        # Frozen and replaced once per model call, so every checkpoint and the result
+        # share it rather than copy it.
+        self.usage_by_model: FrozenDict[str, Usage] = state.usage_by_model
         self.steps = state.steps
         self.open_calls: tuple[ToolCall, ...] = state.open_calls
         self.answered: dict[str, Message] = {m.tool_call_id or "": m for m in state.answered}
@@ -149,6 +159,7 @@ class AgentRun:
             status=self.status,
             messages=tuple(self.messages[history:]),
             usage=self.usage,
+            usage_by_model=self.usage_by_model,
             steps=self.steps,
             open_calls=self.open_calls,
             answered=tuple(self.answered.values()),
@@ -197,14 +208,26 @@ class AgentRun:
     async def call_model(self, tools: tuple[ToolSchema, ...] = ()) -> LLMResult:
         """One model call through the chat chain; the answer joins the transcript."""
         self.ctx.check_cancelled()
-        result = await self.effects.call_model(self.request(tools))
+        request = self.request(tools)
+        try:
+            result = await self.effects.call_model(request)
+        except ProviderError as error:
+            # Over the model's window: summarise the history once and ask again.
+            shorter = await compacted(self.agent.history, self.messages[: self.history_len],
+                                      self.ctx, self.session, error)
+            self.messages[: self.history_len] = shorter
+            self.history_len = len(shorter)
+            request = self.request(tools)
+            result = await self.effects.call_model(request)
         self.usage = self.usage + result.usage
+        model = result.model or request.model
+        self.usage_by_model = with_usage(self.usage_by_model, model, result.usage)
         self.steps += 1
         self.messages.append(result.message)
         self.open_calls = result.tool_calls
         for call in result.tool_calls:
             self.emit(ToolCallEvent(call))
-        self.emit(StepEvent(self.steps, result.usage))
+        self.emit(StepEvent(self.steps, result.usage, model=model))
         await self.save()
         return result
 
@@ -244,18 +267,7 @@ class AgentRun:
 
     def gate(self, registry: ToolRegistry) -> dict[str, PendingKind]:
         """The open calls that must wait for a human, by call id."""
-        pending: dict[str, PendingKind] = {}
-        autonomy = self.ctx.autonomy
-        for call in self.open_calls:
-            if call.name not in registry or refuse_path_id(call) is not None:
-                continue  # becomes an error result the model reads; nothing to approve
-            traits = traits_of(registry.get(call.name))
-            changes = not traits.is_read_only_call(call.arguments)
-            if traits.asks_human:
-                pending[call.id] = "input"
-            elif should_gate(autonomy, traits.requires_approval, changes):
-                pending[call.id] = "approval"
-        return pending
+        return gated_calls(self.open_calls, registry, self.ctx.autonomy)
 
     async def suspend(self, pending: dict[str, PendingKind]) -> None:
         """Pause the run: no call of the open turn runs until a human decides."""
@@ -353,7 +365,8 @@ class AgentRun:
                     "schema": outcome.schema,
                     "tool": outcome.tool,
                     "source": outcome.source,
-                    "answers": _answers(self.questions.get(call_id), self.decisions.get(call_id)),
+                    "answers": answers_so_far(self.questions.get(call_id),
+                                              self.decisions.get(call_id)),
                 })
                 held[call_id] = "elicitation"
             elif isinstance(outcome, Parked):
@@ -368,10 +381,14 @@ class AgentRun:
     ) -> ToolOutcome:
         """One call's outcome; an answer is checkpointed as soon as it is in."""
         outcome, job = await self._execute(call, registry)
+        timed_out = False
         if outcome.kind == "unknown":
             if self.ctx.autonomy in ("gated", "manual"):
                 return outcome  # a person decides whether it runs again
-            outcome = Answered(unknown_outcome(call.name, outcome.why), True)
+            # A call past its timeout left its intent open; the checkpoint holds the
+            # answer once it is saved, so the intent goes then (below).
+            timed_out = outcome.what is not None
+            outcome = Answered(unknown_outcome(call.name, outcome.why, outcome.what), True)
         if outcome.kind != "answered":
             return outcome
         message = outcome_message(call, outcome)
@@ -382,7 +399,7 @@ class AgentRun:
         else:
             async with lock:
                 await self.save()
-        if outcome.recorded and job is not None:
+        if (outcome.recorded or timed_out) and job is not None:
             await self.effects.forget(job, message)
         return outcome
 
@@ -423,6 +440,7 @@ class AgentRun:
         job = ToolJob(
             self.run_id, self.key, self.ctx.scope, self.ctx.autonomy, call, arguments,
             self.agent.model, answers, wake, below, note=note, again=again,
+            timeout=self.agent.tool_timeout,
         )
         return await self.effects.call_tool(job), job
 
@@ -442,7 +460,7 @@ class AgentRun:
         if kind == "elicitation":
             if not isinstance(decision, ElicitationReply):
                 return Answered("The human gave no answer to the tool's question.", True)
-            answers = _answers(self.questions.get(call.id), decision.reply)
+            answers = answers_so_far(self.questions.get(call.id), decision.reply)
         if kind == "nested" and not isinstance(decision, ForSubRun):
             return Parked(self.nested[call.id])  # not decided yet: it stays put
         if kind == "unknown_outcome":
@@ -472,19 +490,10 @@ class AgentRun:
             output=self.output if self.status == "complete" else None,
             stop_reason=self.status if self.status != "running" else "error",
             usage=self.usage,
+            usage_by_model=self.usage_by_model,
             evals=FrozenDict(evals),
             messages=tuple(self.messages),
             run_id=self.run_id,
             steps=self.steps,
         )
 
-
-def _answers(question: Mapping[str, Any] | None, decision: Any) -> Mapping[str, Any]:
-    """The answers a call has so far: earlier ones, plus ``decision`` for the question
-    it asked last."""
-    if question is None:
-        return FrozenDict()
-    answers = dict(question.get("answers") or {})
-    if decision is not None:
-        answers[question["message"]] = decision
-    return FrozenDict(answers)

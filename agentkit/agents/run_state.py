@@ -16,7 +16,7 @@ from agentkit.agents.result import Suspended
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Message, ModelSettings, ToolCall, Usage
 
-__all__ = ["PendingKind", "RunState", "RunStatus", "SubRun"]
+__all__ = ["PendingKind", "RunState", "RunStatus", "SubRun", "with_usage"]
 
 RunStatus = Literal[
     "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
@@ -39,6 +39,19 @@ class SubRun:
     """What it waits for, call ids relative to it (``"s3"``, or ``"s3/t1"`` deeper)."""
 
 
+_NO_MODELS: FrozenDict[str, Usage] = FrozenDict()
+"""Shared by every run that has not called a model yet (a run holds one per step)."""
+
+
+def with_usage(
+    by_model: FrozenDict[str, Usage], model: str, usage: Usage
+) -> FrozenDict[str, Usage]:
+    """``by_model`` with ``usage`` added to ``model``'s: a new mapping, replaced once per
+    model call, so every checkpoint and the result share it rather than copy it."""
+    earlier = by_model.get(model)
+    return FrozenDict({**by_model, model: usage if earlier is None else earlier + usage})
+
+
 @dataclass(frozen=True, slots=True)
 class RunState:
     """A snapshot of an agent run."""
@@ -53,6 +66,8 @@ class RunState:
     """The transcript so far (the system prompt is the agent's, not saved)."""
     usage: Usage = field(default_factory=Usage)
     """Usage so far."""
+    usage_by_model: FrozenDict[str, Usage] = field(default=_NO_MODELS, kw_only=True)
+    """Usage so far per model that answered (``LLMResult.model``)."""
     steps: int = 0
     """Model calls made."""
     open_calls: tuple[ToolCall, ...] = ()

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-from agentkit.core.contracts.errors import AgentkitError, ToolShapeError
+from agentkit.core.contracts.errors import AgentkitError, ToolShapeError, ToolTimeout
 from agentkit.core.contracts.media import Audio, File, Image, Media
 from agentkit.tools.declarations.adapt import thaw
 
@@ -78,6 +78,8 @@ def describe_failure(tool_name: str, error: Exception) -> str:
     """
     if isinstance(error, ToolShapeError):
         return f"{error}: {error.reason}" if error.reason else str(error)
+    if isinstance(error, ToolTimeout):  # only a call that changes nothing, or idempotent
+        return f"{error}. It is safe to call it again, with the same or a narrower request."
     if isinstance(error, AgentkitError):
         return str(error)
     detail = str(error) or "(no message)"

@@ -9,6 +9,7 @@ from agentkit.core.contracts.errors import UnservedModel
 from agentkit.providers.anthropic import AnthropicLLM
 from agentkit.providers.bedrock import BedrockLLM
 from agentkit.providers.factory import llm_for
+from agentkit.providers.fallback import FallbackLLM
 from agentkit.providers.gemini import GeminiLLM
 from agentkit.providers.openai import OpenAILLM
 from agentkit.providers.openai_responses import OpenAIResponsesLLM
@@ -18,6 +19,7 @@ from agentkit.providers.spec import ModelSpec, parse_model_spec
 __all__ = [
     "AnthropicLLM",
     "BedrockLLM",
+    "FallbackLLM",
     "GeminiLLM",
     "ModelSpec",
     "OpenAILLM",

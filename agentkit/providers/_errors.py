@@ -12,11 +12,16 @@ errors reported mid-stream, a body that is empty or not JSON (a proxy's or an
 overloaded server's garbage), and a stream cut off before it delivered anything.
 Permanent: other 4xx, an HTML page (a wrong ``base_url``), JSON of the wrong shape, and
 a stream cut off after deltas went out (retrying would deliver them twice).
+
+A request over the model's context window is permanent with the kind
+``"context_length"`` (OpenAI's ``context_length_exceeded``, Anthropic's 400 "prompt is
+too long"), so that a run can compact its history and send it once more.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -95,6 +100,26 @@ _BOTOCORE_GARBLED = frozenset({"ChecksumMismatch", "InvalidHeadersLength",
                                "InvalidPayloadLength", "ResponseParserError"})
 
 _MESSAGE_LIMIT = 500
+
+# Anthropic reports a prompt over the model's window only as the text of a 400
+# ("prompt is too long: 215000 tokens > 200000 maximum"), and so do OpenAI-compatible
+# servers that send no code (vLLM, llama.cpp: "maximum context length is 8192 tokens"),
+# Gemini ("The input token count (N) exceeds the maximum number of tokens allowed") and
+# Bedrock (a ValidationException "Input is too long for requested model"). Reading text
+# is a last resort, kept to this one place: a run recovers from a context-length error
+# by compacting its history, so it has to be told apart.
+_TOO_LONG = re.compile(
+    r"prompt is too long|maximum context length|context length exceeded|"
+    r"input is too long|exceeds the maximum number of tokens",
+    re.IGNORECASE,
+)
+
+
+def _context_length(kind: str, message: str) -> str:
+    """``kind``, or ``"context_length"`` when a refused request says it was too long."""
+    if kind in ("bad_request", "request_too_large", "error") and _TOO_LONG.search(message):
+        return "context_length"
+    return kind
 
 
 class MalformedReply(Exception):
@@ -206,6 +231,7 @@ def _from_error_object(
     label = names[0] if names else "error"
     message = error.get("message")
     text = _bounded(message) if isinstance(message, str) else "(no message)"
+    kind = _context_length(kind, text)
     return ProviderError(
         _with_id(f"{provider}: {label}: {text}", request_id),
         provider=provider, transient=transient, kind=kind, request_id=request_id,
@@ -275,6 +301,7 @@ def status_error(
     transient = status in _TRANSIENT_STATUS or status >= 500
     if code is not None and code in _ERROR_TYPES:
         kind, transient = _ERROR_TYPES[code]
+    kind = _context_length(kind, message)
     return ProviderError(
         _with_id(f"{provider}: HTTP {status} ({kind}): {_bounded(message)}", request_id),
         provider=provider,
@@ -306,6 +333,7 @@ def _from_botocore(
             status in _TRANSIENT_STATUS or (status or 0) >= 500,
         )
         message = _bounded(str(detail.get("Message") or "(no message)"))
+        kind = _context_length(kind, message)
         return ProviderError(
             _with_id(f"{provider}: {code or 'error'}: {message}", request_id),
             provider=provider, transient=transient, status=status, kind=kind,

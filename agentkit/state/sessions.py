@@ -20,13 +20,19 @@ runs that read n-1 turns and so would append row n. A run that finds such a chec
 complete but its row missing (its worker died between its final checkpoint and the
 append) appends that turn first; see :mod:`agentkit.agents.conversation`.
 
+``session-summary:<n>:<scope key>:<session id>`` holds a :class:`SessionSummary`: a
+summary of the conversation's first ``n`` turns (cut at user messages) that a
+``Summarize`` history policy wrote, once, so that every later run reads it instead of
+asking a model again. The turn rows stay as they were: the full history is still there.
+
 The scope's list of session ids is ``sessions:<scope key>``, written only when a session
 is created or deleted.
 
 Media in a turn's messages are stored once, as content-addressed blobs the row refers
 to (:mod:`agentkit.state.media_refs`); reading puts the bytes back.
 
-Deleting a session erases its rows, the old record and the checkpoints of its turns
+Deleting a session erases its rows, its summaries, the old record and the checkpoints
+of its turns
 (the versions stay, holding nothing), writes an empty row (no turn) at the next number
 so a run that read the session before cannot write the conversation back, and takes it
 off the scope's list.
@@ -44,12 +50,15 @@ from agentkit.state.media_refs import by_reference, by_value
 
 __all__ = [
     "SessionRecord",
+    "SessionSummary",
     "append_turn",
     "delete_session",
     "list_sessions",
     "load_session",
+    "load_summaries",
     "open_log",
     "read_session",
+    "store_summary",
 ]
 
 _MAX_ID = 200
@@ -66,6 +75,16 @@ class SessionRecord:
     """Every message of its completed turns, oldest first (no system prompt)."""
     turns: tuple[str, ...] = ()
     """Per completed turn, the checkpoint key of its run (``"<run id>:<agent>"``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """A summary of a session's first ``turns`` turns, written once."""
+
+    turns: int
+    """How many turns (each starting at a user message) it stands for."""
+    message: Message
+    """The message that takes their place in what a model is sent."""
 
 
 def _check_id(session_id: object) -> str:
@@ -99,6 +118,46 @@ def _row_key(scope: Scope, session_id: str, n: int) -> str:
 def open_log(scope: Scope, session_id: str, n: int) -> str:
     """The log of the checkpoint keys of runs that would append row ``n``."""
     return f"session-open:{n}:{scope.key()}:{_check_id(session_id)}"
+
+
+def _summary_key(scope: Scope, session_id: str, turns: int) -> str:
+    return f"session-summary:{turns}:{scope.key()}:{_check_id(session_id)}"
+
+
+async def load_summaries(
+    store: Store, scope: Scope, session_id: str, turns: Sequence[int]
+) -> dict[int, SessionSummary]:
+    """The stored summaries of the first ``n`` turns, for each ``n`` of ``turns`` that has
+    one, in one round trip."""
+    keys = [_summary_key(scope, session_id, n) for n in turns]
+    found: dict[int, SessionSummary] = {}
+    for n, key, (value, _) in zip(turns, keys, await store.get_versioned_many(keys),
+                                  strict=True):
+        if value is None:
+            continue
+        if not isinstance(value, SessionSummary) or value.turns != n:
+            raise CheckpointCorrupt(key, f"expected a summary of {n} turns, found {value!r:.80}")
+        found[n] = value
+    return found
+
+
+async def store_summary(
+    store: Store, scope: Scope, session_id: str, summary: SessionSummary
+) -> SessionSummary:
+    """Keep ``summary`` unless one of as many turns is there already; the one kept.
+
+    Written once, a compare-and-set over "never written", so two runs that summarised
+    the same turns at once agree on one summary from then on. A number erased by
+    :func:`delete_session` is never written again (a run that read the conversation
+    before the delete must not put a summary of it back): a summary for it is returned
+    unstored, and computed again by the next run until the conversation outgrows it."""
+    key = _summary_key(scope, session_id, summary.turns)
+    try:
+        await store.set_versioned(key, summary, expected_version=0)
+    except VersionConflict:
+        kept = await load_summaries(store, scope, session_id, (summary.turns,))
+        return kept.get(summary.turns, summary)
+    return summary
 
 
 def _index_key(scope: Scope) -> str:
@@ -263,6 +322,9 @@ async def delete_session(store: Store, scope: Scope, session_id: str) -> bool:
             await _erase(store, _row_key(scope, session_id, n))
         for turn in record.turns:
             await _erase(store, f"checkpoint:{turn}")
+        # A summary is numbered by turns cut at user messages: at most one per message.
+        for n in range(1, sum(m.role == "user" for m in record.messages) + 1):
+            await _erase(store, _summary_key(scope, session_id, n))
         try:
             await store.set_versioned(
                 _row_key(scope, session_id, version + 1), SessionRecord(), expected_version=0

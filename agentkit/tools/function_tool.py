@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
-from agentkit.core.contracts.traits import ToolTraits
+from agentkit.core.contracts.traits import ToolTraits, is_seconds
 from agentkit.core.contracts.types import ToolSchema
 from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.current_call import current_call
 from agentkit.core.runtime.spans import add_span_event
 from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, describe_value, is_structured
 from agentkit.tools.declarations.binding import ArgumentBinder, analyse_signature
@@ -23,6 +25,7 @@ from agentkit.tools.definition_problems import BrokenTool, collecting, refuse
 __all__ = ["FunctionTool", "tool"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_log = logging.getLogger("agentkit")
 
 
 class _Infer:
@@ -136,6 +139,7 @@ class FunctionTool:
         advertise: bool = True,
         url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
+        timeout: float | None = None,
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool wraps a callable, got {fn!r}")
@@ -165,6 +169,11 @@ class FunctionTool:
             raise ToolDefinitionError(
                 f"tool {self.name!r}: cost_usd= must be a non-negative number, got {cost_usd!r}"
             )
+        if not is_seconds(timeout):
+            raise ToolDefinitionError(
+                f"tool {self.name!r}: timeout= must be a positive number of seconds or None, "
+                f"got {timeout!r}"
+            )
         self.traits = ToolTraits(
             side_effecting=side_effecting,
             idempotent=idempotent,
@@ -172,6 +181,7 @@ class FunctionTool:
             cost_usd=float(cost_usd),
             url_paths=url_paths,
             accepted_arguments=self._binder.accepted,
+            timeout=None if timeout is None else float(timeout),
         )
 
     @classmethod
@@ -188,6 +198,7 @@ class FunctionTool:
         advertise: bool = True,
         url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
+        timeout: float | None = None,
     ) -> FunctionTool:
         """Wrap ``fn``. Unlike ``@tool``, ``side_effecting`` defaults to False: pass it
         knowingly, or a mutation will be treated as cacheable."""
@@ -202,6 +213,7 @@ class FunctionTool:
             advertise=advertise,
             url_arg=url_arg,
             cost_usd=cost_usd,
+            timeout=timeout,
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -241,10 +253,34 @@ class FunctionTool:
         if self._is_async:
             result = await self.fn(**kwargs)
         else:
-            result = await asyncio.to_thread(self.fn, **kwargs)
+            result = await self._in_thread(kwargs)
         if self._output is not None:
             return self._check_output(result)
         return result
+
+    async def _in_thread(self, kwargs: dict[str, Any]) -> Any:
+        """The sync body in a worker thread. A thread cannot be stopped: when the call
+        is given up on (a timeout, a cancelled run) the body runs on, its result is
+        discarded, and a warning says so when it ends, naming the tool and the call."""
+        given_up: list[bool] = []
+
+        def body() -> Any:
+            try:
+                return self.fn(**kwargs)
+            finally:
+                if given_up:
+                    current = current_call.get()
+                    _log.warning(
+                        "tool %r call %r finished after it was given up on (timed out or "
+                        "cancelled); its result was discarded",
+                        self.name, current.call_id if current is not None else None,
+                    )
+
+        try:
+            return await asyncio.to_thread(body)
+        except asyncio.CancelledError:
+            given_up.append(True)
+            raise
 
     def _check_output(self, result: Any) -> Any:
         output = self._output
@@ -291,6 +327,7 @@ def tool(
     advertise: bool = True,
     url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
+    timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -307,6 +344,7 @@ def tool(
     advertise: bool = True,
     url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
+    timeout: float | None = None,
 ) -> Any:
     """Declare a function as a tool.
 
@@ -319,7 +357,10 @@ def tool(
     argument holding a URL the tool will fetch (a dotted path such as ``"request.url"``
     reaches into a structured argument; a tuple names several), so ``egress()`` can vet
     it first;
-    ``cost_usd=`` what one call costs, so ``meter()`` can hold it to a budget.
+    ``cost_usd=`` what one call costs, so ``meter()`` can hold it to a budget;
+    ``timeout=`` how many seconds a call may run before it is given up on (it wins over
+    ``Agent(tool_timeout=)``): an async body is cancelled, a sync one cannot be stopped,
+    so its result is discarded and its late end logged.
     """
     if side_effecting is _MISSING:
         missing = ToolDefinitionError(_SIDE_EFFECTING_REQUIRED)
@@ -347,6 +388,7 @@ def tool(
             advertise=advertise,
             url_arg=url_arg,
             cost_usd=cost_usd,
+            timeout=timeout,
         )
 
     if fn is not None:

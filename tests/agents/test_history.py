@@ -83,5 +83,6 @@ def test_bounds_must_be_non_negative_ints() -> None:
     with pytest.raises(TypeError) as wrong:
         Agent("chat", "fake", "p", history=10)  # type: ignore[arg-type]
     assert str(wrong.value) == (
-        "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...), got 10"
+        "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...) or a "
+        "Summarize(max_tokens=..., keep_last=...), got 10"
     )

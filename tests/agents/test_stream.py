@@ -58,14 +58,14 @@ async def test_a_run_streams_text_tool_calls_results_steps_then_final() -> None:
         TextDeltaEvent(" me"),
         TextDeltaEvent(" check."),
         ToolCallEvent(LOOKUP),
-        StepEvent(1, first),
+        StepEvent(1, first, model="fake"),
         ToolResultEvent("c1", "city_population", "545000", False),
         TextDeltaEvent("Lisbon"),
         TextDeltaEvent(" has"),
         TextDeltaEvent(" about"),
         TextDeltaEvent(" 545,000"),
         TextDeltaEvent(" residents."),
-        StepEvent(2, second),
+        StepEvent(2, second, model="fake"),
     ]
     assert (final.result.output, final.result.stop_reason) == (ANSWER, "complete")
     assert final.result.usage == first + second
@@ -83,9 +83,9 @@ async def test_the_models_reasoning_streams_as_its_own_events_before_its_text() 
 
     assert [e for e in events if isinstance(e, ReasoningDeltaEvent | StepEvent)] == [
         ReasoningDeltaEvent("The census figure is the one to use."),
-        StepEvent(1, usage),
+        StepEvent(1, usage, model="fake"),
         ReasoningDeltaEvent("545,000 came back."),
-        StepEvent(2, usage),
+        StepEvent(2, usage, model="fake"),
     ]
     assert events[0] == ReasoningDeltaEvent("The census figure is the one to use.")
     assert events[0].kind == "reasoning_delta"
@@ -144,7 +144,7 @@ async def test_a_suspension_streams_an_interrupt_and_then_the_final_event() -> N
         TextDeltaEvent("Sending."),
         ToolCallEvent(LOOKUP),
         ToolCallEvent(mail),
-        StepEvent(1, usage),
+        StepEvent(1, usage, model="fake"),
         InterruptEvent(held),
     ]
     final = events[-1]

@@ -134,6 +134,12 @@ def wire() -> Iterator[WireServer]:
 
 
 @pytest.fixture
+def second_wire() -> Iterator[WireServer]:
+    """Another server, for a test that talks to two providers."""
+    yield from serving()
+
+
+@pytest.fixture
 def gemini(wire: WireServer) -> Any:
     """The Gemini provider's pair for a contract case: the scripted server and a
     ``GeminiLLM`` pointed at it (see ``fake_gemini``)."""

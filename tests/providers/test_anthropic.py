@@ -211,6 +211,24 @@ async def test_errors_keep_the_providers_message_and_say_whether_to_retry(
     assert str(error).startswith(f"anthropic: HTTP {status} ({kind}):")
 
 
+async def test_a_prompt_too_long_is_a_context_length_error(wire: WireServer) -> None:
+    """Anthropic says so only in the text of a 400; the one place that reads it is
+    ``_errors.py``, so a run can compact its history and try again."""
+    wire.reply(Reply(400, {"type": "error", "error": {
+        "type": "invalid_request_error",
+        "message": "prompt is too long: 215000 tokens > 200000 maximum"}}))
+    with pytest.raises(ProviderError) as info:
+        await llm(wire).chat(ChatRequest(model=MODEL, messages=(Message("user", "hi"),)),
+                             make_test_ctx())
+    assert (info.value.status, info.value.kind, info.value.transient) == (
+        400, "context_length", False)
+    assert str(info.value) == (
+        "anthropic: HTTP 400 (context_length): Error code: 400 - {'type': 'error', 'error': "
+        "{'type': 'invalid_request_error', 'message': 'prompt is too long: 215000 tokens > "
+        "200000 maximum'}}"
+    )
+
+
 async def test_retry_policy_retries_an_overloaded_model(wire: WireServer) -> None:
     wire.reply(
         Reply(529, {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),

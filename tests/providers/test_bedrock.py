@@ -331,3 +331,12 @@ async def test_an_agent_streams_a_tool_turn_and_its_answer(bedrock: BedrockWire)
         TextDeltaEvent("Lima has "), TextDeltaEvent("2.1 million."),
     ]
     assert [r.operation for r in bedrock.server.requests] == ["converse-stream"] * 2
+
+
+async def test_an_input_too_long_is_a_context_length_error(bedrock: BedrockWire) -> None:
+    bedrock.server.reply(Reply(400, {"message": "Input is too long for requested model."},
+                               error_type="ValidationException"))
+    with pytest.raises(ProviderError) as info:
+        await bedrock.llm.chat(ask(), make_test_ctx())
+    assert (info.value.kind, info.value.transient, info.value.status) == (
+        "context_length", False, 400)

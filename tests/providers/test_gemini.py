@@ -593,3 +593,13 @@ async def test_reasoning_is_a_level_on_gemini_3_and_refused_where_there_is_no_th
         "use a provider that supports it"
     )
     assert len(wire.requests) == 1
+
+
+async def test_an_input_over_the_window_is_a_context_length_error(gemini: Gemini) -> None:
+    wire, llm = gemini
+    wire.reply(error(400, "INVALID_ARGUMENT", "The input token count (1200000) exceeds the "
+                     "maximum number of tokens allowed (1048576)."))
+    with pytest.raises(ProviderError) as caught:
+        await chat(llm, request())
+    assert (caught.value.kind, caught.value.transient, caught.value.status) == (
+        "context_length", False, 400)

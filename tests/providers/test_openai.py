@@ -182,6 +182,9 @@ async def test_streaming_assembles_parallel_tool_call_fragments(wire: WireServer
          False),
         (400, {"error": {"message": "too long", "code": "context_length_exceeded"}},
          "context_length", False),
+        (400, {"error": {"message": "This model's maximum context length is 8192 tokens. "
+                         "However, you requested 9001 tokens.", "type": "BadRequestError"}},
+         "context_length", False),
         (429, {"error": {"message": "You exceeded your current quota", "type":
                          "insufficient_quota", "code": "insufficient_quota"}}, "billing", False),
     ],

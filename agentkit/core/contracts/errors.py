@@ -10,6 +10,7 @@
     │   ├── OutputCoercionError (ValueError) an answer that misses Agent(output=...)
     │   └── EgressRefused (ValueError)       a URL argument aimed somewhere forbidden
     ├── ToolShapeError (ValueError)        tool: a bad value after the body ran
+    ├── ToolTimeout (TimeoutError)         tool: ran past its timeout and was given up on
     ├── RunError                           run: the run cannot go on as asked
     │   ├── RunCancelled
     │   ├── DepthLimitExceeded
@@ -309,12 +310,30 @@ class UnsupportedSchema(ProviderError, ValueError):
         )
 
 
+class ToolTimeout(AgentkitError, TimeoutError):
+    """A tool call ran past its timeout (``@tool(timeout=)``, ``Agent(tool_timeout=)``)
+    and was given up on: an async tool was cancelled; a sync tool's thread cannot be
+    stopped, so it runs on and its result is discarded. Transient: a read-only or
+    idempotent call may be tried again; what a side-effecting one did is unknown."""
+
+    def __init__(self, tool: str, call_id: str | None, seconds: float) -> None:
+        self.tool = tool
+        self.call_id = call_id
+        self.seconds = seconds
+        call = f" call {call_id!r}" if call_id else ""
+        super().__init__(
+            f"tool {tool!r}{call} did not finish within its timeout of {seconds:g}s and "
+            "was stopped"
+        )
+
+
+
 def is_transient(error: BaseException) -> bool:
     """True when ``error`` (or what caused it) is worth retrying.
 
-    Timeouts, dropped connections and transient provider errors are; every error
-    agentkit settles on purpose (definition, argument, shape, budget, egress,
-    permanent provider errors) is not.
+    Timeouts (a tool's included), dropped connections and transient provider errors
+    are; every error agentkit settles on purpose (definition, argument, shape, budget,
+    egress, permanent provider errors) is not.
     """
     seen: set[int] = set()
     current: BaseException | None = error
@@ -322,6 +341,8 @@ def is_transient(error: BaseException) -> bool:
         seen.add(id(current))
         if isinstance(current, ProviderError):
             return current.transient
+        if isinstance(current, ToolTimeout):
+            return True
         if isinstance(current, AgentkitError):
             return False
         if isinstance(current, TimeoutError | ConnectionError):

@@ -13,6 +13,7 @@ first time it is asked, and remembers the answer for that tool object.
 
 from __future__ import annotations
 
+import math
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -20,12 +21,23 @@ from typing import Any, Literal
 
 from agentkit.core.contracts.errors import ToolDefinitionError
 
-__all__ = ["IdempotencyScope", "ToolTraits", "traits_of"]
+__all__ = ["IdempotencyScope", "ToolTraits", "is_seconds", "traits_of"]
 
 IdempotencyScope = Literal["arguments", "call"]
 """What ``idempotent()`` keys a replay on: the arguments alone, or also the call id."""
 
 _SCOPES = ("arguments", "call")
+
+
+
+def is_seconds(value: object) -> bool:
+    """Whether ``value`` is a timeout: None (no limit) or a finite positive number of
+    seconds (not a bool). One test for every ``timeout=`` agentkit takes."""
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return 0 < value < math.inf
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +67,10 @@ class ToolTraits:
     read_only_call: Callable[[Mapping[str, Any]], bool] | None = None
     """For a side-effecting tool some of whose calls only read (FileTool's ``view``):
     tells such a call by its arguments."""
+    timeout: float | None = None
+    """Seconds a call may run before it is given up on
+    (:class:`~agentkit.core.contracts.errors.ToolTimeout`); None: the run's default
+    (``Agent(tool_timeout=)``), if any."""
 
     def __post_init__(self) -> None:
         for name in ("side_effecting", "idempotent", "requires_approval", "asks_human"):
@@ -66,6 +82,12 @@ class ToolTraits:
         if not isinstance(cost, int | float) or isinstance(cost, bool) or not cost >= 0:
             raise ToolDefinitionError(
                 f"ToolTraits(cost_usd=...) must be a non-negative number, got {cost!r}"
+            )
+        timeout = self.timeout
+        if not is_seconds(timeout):
+            raise ToolDefinitionError(
+                f"ToolTraits(timeout=...) must be a positive number of seconds or None, "
+                f"got {timeout!r}"
             )
         if self.idempotency_scope not in _SCOPES:
             raise ToolDefinitionError(
@@ -99,8 +121,10 @@ def traits_of(tool: Any) -> ToolTraits:
     The attributes read are the Protocol's ``side_effecting`` and ``requires_approval``
     and the optional ``idempotent``, ``asks_human``, ``cost_usd``, ``url_paths`` (or
     ``url_arg``: a name, a dotted path or several), ``idempotency_scope``,
-    ``accepted_arguments`` and ``is_read_only_call(arguments)``. They are read the
-    first time; a tool whose declarations change afterwards declares ``traits`` instead.
+    ``accepted_arguments`` and ``is_read_only_call(arguments)`` (not ``timeout``: an
+    attribute of that name may mean anything on a tool that does not declare traits).
+    They are read the first time; a tool whose declarations change afterwards declares
+    ``traits`` instead.
     Raises :class:`ToolDefinitionError` for a declaration of the wrong kind.
     """
     cls = type(tool)

@@ -232,6 +232,9 @@ class ToolRequest:
     """The model's call id, when the call came from a model."""
     key_step: bool = field(default=False, kw_only=True)
     """A step that changes the world (copied from ``side_effecting`` by the agent loop)."""
+    timeout: float | None = field(default=None, kw_only=True)
+    """The run's default seconds for a call (``Agent(tool_timeout=)``), applied when the
+    tool declares no ``traits.timeout`` of its own."""
     meta: dict[str, Any] = field(default_factory=dict, kw_only=True, compare=False)
     """Per-call signals between middlewares, e.g. ``meta["idempotency"] = "replayed"``."""
     traits: ToolTraits = field(init=False, repr=False, compare=False)

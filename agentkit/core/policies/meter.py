@@ -89,7 +89,11 @@ class _Meter:
             try:
                 result: LLMResult = await call_next(request, ctx)
                 usage = result.usage
-                cost = usage.cost_usd or self._prices.cost(request.model, usage)
+                # Priced as the model that answered (a FallbackLLM's may be another).
+                answered = result.model
+                if not answered or self._prices.price(answered) is None:
+                    answered = request.model
+                cost = usage.cost_usd or self._prices.cost(answered, usage)
                 return result
             finally:
                 budget.release(held, cost_usd=cost)

@@ -14,10 +14,17 @@ from typing import TYPE_CHECKING, Any
 from agentkit.core.contracts.errors import (
     ProviderError,
     ToolNotFoundError,
+    ToolTimeout,
     WaitsForPerson,
     is_transient,
 )
-from agentkit.core.contracts.ports import ChatHandler, ChatMiddleware, ToolHandler, ToolMiddleware
+from agentkit.core.contracts.ports import (
+    ChatHandler,
+    ChatMiddleware,
+    Tool,
+    ToolHandler,
+    ToolMiddleware,
+)
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -36,13 +43,30 @@ async def _run_tool(request: ToolRequest, ctx: RunContext) -> Any:
     tool = request.tool
     if tool is None:
         raise ToolNotFoundError(request.name, ())
+    limit = request.traits.timeout
+    if limit is None:
+        limit = request.timeout
     try:
-        return await tool.run(request.arguments, ctx)
+        if limit is None:
+            return await tool.run(request.arguments, ctx)
+        return await _within(limit, tool, request, ctx)
     except WaitsForPerson as waits:
         # Waiting for a person is the call's outcome, not a failure: it goes up the
         # chain as a value, so audit and tracing say so and no cache keeps it.
         return Waiting(waits.waiting, waits)
 
+
+async def _within(limit: float, tool: Tool, request: ToolRequest, ctx: RunContext) -> Any:
+    """``tool.run`` given up on after ``limit`` seconds: :class:`ToolTimeout`. Here, at
+    the end of the chain, so that each attempt of ``retry()`` has the whole limit."""
+    deadline = asyncio.timeout(limit)
+    try:
+        async with deadline:
+            return await tool.run(request.arguments, ctx)
+    except TimeoutError:
+        if deadline.expired():
+            raise ToolTimeout(request.name, request.call_id, limit) from None
+        raise  # the tool's own timeout, within the limit
 
 async def _call_llm(request: ChatRequest, ctx: RunContext) -> LLMResult:
     return await ctx.llm.chat(request, ctx)

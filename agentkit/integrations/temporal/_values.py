@@ -3,6 +3,7 @@ payloads), so frozen types round-trip exactly as they do through a checkpoint.""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -163,15 +164,7 @@ def result_from(text: str) -> AgentResult:
 
 
 def _replace_evals(result: AgentResult, evals: dict[str, Any]) -> AgentResult:
-    return AgentResult(
-        output=result.output,
-        stop_reason=result.stop_reason,
-        usage=result.usage,
-        evals=FrozenDict(evals),
-        messages=result.messages,
-        run_id=result.run_id,
-        steps=result.steps,
-    )
+    return dataclasses.replace(result, evals=FrozenDict(evals))
 
 
 def decision_fields(error: InvalidDecision) -> dict[str, Any]:
@@ -208,6 +201,8 @@ def job_fields(agent: str, job: ToolJob, limit: int) -> dict[str, Any]:
         fields["decisions"] = job.decisions
     if job.note:
         fields["note"] = job.note
+    if job.timeout is not None:
+        fields["timeout"] = job.timeout
     return fields
 
 
@@ -219,7 +214,7 @@ def job_from(fields: Mapping[str, Any], model: str) -> ToolJob:
         fields["autonomy"], fields["call"], fields["arguments"], model,
         fields.get("answers", FrozenDict()), fields.get("wake"),
         fields.get("decisions", FrozenDict()), note=fields.get("note", ""),
-        spent=(calls, nanos),
+        spent=(calls, nanos), timeout=fields.get("timeout"),
     )
 
 
@@ -233,7 +228,7 @@ def outcome_fields(outcome: ToolOutcome) -> dict[str, Any]:
 
 def outcome_from(fields: Mapping[str, Any]) -> ToolOutcome:
     """The outcome :func:`outcome_fields` describes."""
-    for kind in ("asked", "parked"):
+    for kind in ("asked", "parked", "unknown"):
         if kind in fields:
             outcome: ToolOutcome = fields[kind]
             return outcome

@@ -20,6 +20,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 from agentkit.agents import lifecycle
 from agentkit.agents.decisions import checked
 from agentkit.agents.effects import execute_tool_call
+from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome, Unknown
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
@@ -179,6 +180,12 @@ class TemporalEffects:
         tool = registry.get(call.name)
         once = traits_of(tool).side_effecting and not traits_of(tool).idempotent
         options = self.options
+        # A tool's own limit is enforced inside the activity (a clean ToolTimeout); the
+        # activity's start-to-close follows it, a heartbeat timeout later, so a worker
+        # that dies or hangs past the limit is given up on too, never after RunOptions'.
+        limit = traits_of(tool).timeout or job.timeout
+        closes = options.tool_timeout if limit is None else min(
+            options.tool_timeout, limit + options.heartbeat_timeout)
         payload = pack_within(
             job_fields(self.agent.name, replace(job, spent=self.spent),
                        options.max_payload_bytes),
@@ -190,7 +197,7 @@ class TemporalEffects:
                 TOOL_ACTIVITY,
                 payload,
                 result_type=str,
-                start_to_close_timeout=timedelta(seconds=options.tool_timeout),
+                start_to_close_timeout=timedelta(seconds=closes),
                 heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
                 retry_policy=_retry(1 if once else options.max_attempts),
                 summary=f"tool {call.name}",
@@ -267,7 +274,7 @@ class AgentWorkflow:
             if session is not None:
                 # The run's one read of its session, in the worker's store.
                 prior, version = await self._load_session(scope, session, options)
-                if agent.history is not None:
+                if isinstance(agent.history, HistoryPolicy):  # AgentWorker refuses others
                     prior = agent.history.trim(prior)
             # The state names no session: the workflow appends the turn by activity
             # (below), never from workflow code; ``start`` carries the session id.

@@ -36,9 +36,11 @@ AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.Intent": ("agentkit.agents.intents", "Intent"),
     "agentkit.SessionRecord": ("agentkit.state.sessions", "SessionRecord"),
     "agentkit.StoredMedia": ("agentkit.state.media_refs", "StoredMedia"),
+    "agentkit.SessionSummary": ("agentkit.state.sessions", "SessionSummary"),
     "agentkit.WorkflowState": ("agentkit.agents.workflow_state", "_State"),
     "agentkit.WorkflowResult": ("agentkit.agents.workflow_state", "WorkflowResult"),
     "agentkit.Asked": ("agentkit.agents.outcomes", "Asked"),
     "agentkit.Parked": ("agentkit.agents.outcomes", "Parked"),
+    "agentkit.Unknown": ("agentkit.agents.outcomes", "Unknown"),
 }
 """Tag to (module, class name)."""

@@ -292,6 +292,32 @@ async def test_a_slow_call_times_out_with_a_clear_error(
     assert isinstance(timed_out.value, TimeoutError)
 
 
+async def test_a_tool_timeout_cancels_the_call_on_the_server(
+    sdk_server: list[str], effects: Path
+) -> None:
+    """Agent(tool_timeout=) stops an MCP call with the protocol's cancellation; the
+    call may have acted (the server's tools are side-effecting unless trusted), so the
+    model is told its outcome is unknown."""
+    llm = FakeLLM.script([
+        Turn(tool_calls=(ToolCall("c1", "slow", {"seconds": 30}),)),
+        Turn(content="It did not finish."),
+    ])
+    async with asyncio.timeout(LIMIT), connect_stdio(
+        sdk_server, env={"EFFECTS_FILE": str(effects)}
+    ) as session:
+        agent = Agent(name="a", model="fake", prompt="p", tool_timeout=0.5,
+                      cognition=ReActCognition(tools=await session.list_tools()))
+        result = await agent.run("go", make_test_ctx(llm=llm))
+        await wait_for_line(effects, "cancelled")
+
+    assert effects.read_text().splitlines() == ["started", "cancelled"]
+    assert result.output == "It did not finish."
+    assert result.messages[2].content.startswith(
+        "The outcome of this call to 'slow' is unknown: it ran past its timeout of 0.5s and "
+        "was stopped before it reported a result"
+    )
+
+
 async def test_a_server_that_dies_mid_run_is_a_tool_error_not_a_hang(
     sdk_server: list[str],
 ) -> None:
