@@ -378,3 +378,34 @@ async def test_a_reference_without_a_key_is_refused_by_name() -> None:
         "'' is not a blob key; blob keys are 'blob:sha256:' followed by 64 lowercase hex "
         "digits"
     )
+
+
+async def test_an_image_a_tool_returns_crosses_by_key_and_reaches_the_next_model_call(
+    client: Client, task_queue: str
+) -> None:
+    """Media cross Temporal like any large value: by key in the workers' store, never
+    inline past the limit, and the model's next request gets the image whole."""
+    from agentkit.core.contracts.media import Image
+
+    picture = Image(random.Random(7).randbytes(1_000_000), "image/png")
+
+    @tool(side_effecting=False)
+    def snapshot(camera: str) -> Image:
+        """Take a still picture with the named camera and return it as a PNG image."""
+        return picture
+
+    agent = Agent("archive", "fake", "You look at cameras.",
+                  cognition=ReActCognition([snapshot]))
+    call = ToolCall("c1", "snapshot", {"camera": "dock"})
+    llm = FakeLLM.script([Turn(tool_calls=(call,)), Turn("A truck at the dock.")])
+    ctx = make_test_ctx(llm=llm)
+    async with AgentWorker(client, task_queue=task_queue, agents=[agent],
+                           context=lambda: ctx):
+        agents = TemporalAgents(client, task_queue=task_queue, store=ctx.store)
+        result = await run(agents, "What is at the dock?", "media-1")
+    assert (result.stop_reason, result.output) == ("complete", "A truck at the dock.")
+    seen = llm.requests[1].messages[-1]
+    assert (seen.role, seen.tool_call_id, seen.attachments) == ("tool", "c1", (picture,))
+    history = await client.get_workflow_handle("media-1").fetch_history()
+    assert stored(history)
+    assert max(p.ByteSize() for e in history.events for p in payloads(e)) < 128 * 1024
