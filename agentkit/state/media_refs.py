@@ -50,6 +50,8 @@ async def by_reference(store: Store, value: Any) -> Any:
             return StoredMedia(key, dataclasses.replace(media, data=b""))
         return media
 
+    if not _holds_media(value):
+        return value  # the common case, checked without a coroutine per node
     return await _mapped(value, stored)
 
 
@@ -65,7 +67,40 @@ async def by_value(store: Store, value: Any) -> Any:
             return dataclasses.replace(media.media, data=data)
         return media
 
+    if not _holds_media(value):
+        return value
     return await _mapped(value, loaded)
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+"""Per dataclass type, the names of its init fields (read once, not at every save)."""
+
+
+def _holds_media(value: Any) -> bool:
+    """Whether any message in ``value`` (as :func:`_mapped` walks it) has attachments."""
+    if isinstance(value, Message):
+        return bool(value.attachments)
+    if isinstance(value, tuple | list):
+        for item in value:
+            if isinstance(item, Message):
+                if item.attachments:
+                    return True
+            elif (isinstance(item, tuple | list) or dataclasses.is_dataclass(item)) and (
+                _holds_media(item)
+            ):
+                return True
+        return False
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS.get(type(value))
+        if names is None:
+            names = _FIELDS[type(value)] = tuple(
+                f.name for f in dataclasses.fields(value) if f.init
+            )
+        for name in names:
+            item = getattr(value, name)
+            if isinstance(item, Message | tuple | list) and _holds_media(item):
+                return True
+    return False
 
 
 async def _mapped(value: Any, change: Any) -> Any:
