@@ -18,6 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import postgres_server
+from node_tools import NodeTools, install
 
 DSN_VARIABLE = "AGENTKIT_TEST_POSTGRES_DSN"
 
@@ -69,3 +70,9 @@ def postgres_shared_schema(_schemas_made: list[str]) -> str:
     name = f"t_shared_{uuid.uuid4().hex[:12]}"
     _schemas_made.append(name)
     return name
+
+
+@pytest.fixture(scope="session")
+def node_tools() -> NodeTools:
+    """The npm packages pinned in ``tests/node`` (tests/node_tools.py), installed once."""
+    return install()

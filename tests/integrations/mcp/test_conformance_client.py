@@ -8,7 +8,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .conftest import NodeTools
+from node_tools import NodeTools
 
 SCRIPT = Path(__file__).with_name("conformance_client.py")
 SCENARIOS = (

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from node_tools import NodeTools
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
@@ -21,7 +22,7 @@ from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.integrations.mcp import MCPTool, connect_http, connect_stdio
 from agentkit.state.stores.memory import InMemoryStore
 
-from .conftest import NodeTools, free_port, wait_for_port
+from .conftest import free_port, wait_for_port
 
 LIMIT = 60
 EVERYTHING = "mcp-servers/everything"
