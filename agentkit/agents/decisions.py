@@ -35,6 +35,7 @@ __all__ = [
     "PendingKind",
     "Reject",
     "Undecided",
+    "accepted_form",
     "answers_so_far",
     "checked",
     "decision_for",
@@ -130,6 +131,12 @@ _WAITS: Mapping[str, str] = {
     "gate": "is a human gate",
 }
 _APPROVE, _REJECT, _UNDECIDED = Approve(), Reject(), Undecided()
+
+
+def accepted_form(kind: str) -> str:
+    """The forms a decision for a call pending as ``kind`` may take, as the refusal of an
+    invalid one words them (for a face that shows them before anyone decides)."""
+    return _ACCEPTED.get(kind, "?")
 
 
 def parse(kind: str, value: Any) -> Decision | None:

@@ -31,6 +31,7 @@ from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import TERMINAL
+from agentkit.agents.task import Task
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.types import ModelSettings
@@ -66,8 +67,8 @@ class StartRequest:
 
     agent: str
     """The agent's name."""
-    task: str
-    """The user's input."""
+    task: Task
+    """The user's input: text, or text and media parts."""
     session: str | None = None
     """Continue this conversation."""
     settings: ModelSettings | None = None
@@ -352,6 +353,13 @@ class ServedRuns:
         if log is None:
             return _settled(record)
         return log.after(last)
+
+    def events_seen(self, run_id: str) -> int:
+        """How many events this process logged for the run so far (0 for none): a face
+        that resumes a run follows its events from here, past the earlier suspension's
+        final event."""
+        log = self._logs.get(run_id)
+        return 0 if log is None else len(log.events)
 
     async def recover_all(self) -> int:
         """Take over the runs of served agents left running by a server that died; how many."""
