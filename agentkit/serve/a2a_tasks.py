@@ -85,7 +85,8 @@ def agent_card(agent: Agent, url: str, *, bearer: bool,
     ]
     card: dict[str, Any] = {
         "name": agent.name,
-        "description": agent.description or f"The agentkit agent {agent.name!r}.",
+        "description": agent.description or f"The agentkit agent {agent.name!r}: send it a "
+                                            "task in plain text.",
         "version": "1.0.0",
         "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC",
                                  "protocolVersion": PROTOCOL_VERSION}],
