@@ -19,7 +19,7 @@ from agentkit.core.policies.egress import check_url
 from agentkit.integrations.a2a.errors import A2ACardError
 from agentkit.integrations.a2a.protocol import CARD_PATH
 
-__all__ = ["Egress", "RemoteCard", "card_location", "read_card"]
+__all__ = ["Egress", "RemoteCard", "card_location", "egress_of", "read_card"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +31,14 @@ class Egress:
     private_hosts: tuple[str, ...] = ()
     """Internal hosts admitted by name (as ``egress(private_hosts=...)``)."""
 
-    def check(self, url: str, what: str) -> None:
-        """Raise :class:`A2ACardError` when ``url`` may not be called."""
+    def check(self, url: str, what: str, card: str | None = None) -> None:
+        """Raise :class:`A2ACardError` when ``url`` (named in the card at ``card``, if
+        it is not the card's own) may not be called."""
         why = check_url(url, self.allow_hosts, private_hosts=self.private_hosts)
         if why is not None:
-            raise A2ACardError(url, f"the {what} URL is refused by the egress check: {why}"
+            shown = "" if card is None else f" {url}"
+            raise A2ACardError(card or url, f"the {what} URL{shown} is refused by the egress "
+                               f"check: {why}"
                                " (a peer on an internal host is admitted by name with "
                                "A2AAgent(..., private_hosts=[...]))")
 
@@ -132,7 +135,7 @@ def read_card(data: Any, where: str, token: str | None, egress: Egress,
     if not isinstance(data, Mapping):
         raise A2ACardError(where, f"the card is not a JSON object (got {type(data).__name__})")
     endpoint = _endpoint(data, where)
-    egress.check(endpoint, "card's interface")
+    egress.check(endpoint, "card's interface", where)
     bearer = _bearer(data, where, token)
     card_name = data.get("name")
     if name is None and not (isinstance(card_name, str) and card_name):
