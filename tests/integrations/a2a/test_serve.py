@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -24,6 +25,7 @@ from a2a.types import (
     SubscribeToTaskRequest,
     TaskNotCancelableError,
     TaskNotFoundError,
+    UnsupportedOperationError,
 )
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Value
@@ -34,7 +36,7 @@ from agentkit.core.contracts.types import ToolCall
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import Turn
 from agentkit.state.stores import InMemoryStore
-from agentkit.tools import tool
+from agentkit.tools import ask_human, tool
 from tests.serve.served import DEADLINE, TOKENS, ByTask, Shop, context_for, create_app, served
 
 ANA = {"authorization": "Bearer tok-ana"}
@@ -71,6 +73,16 @@ class Watch:
         self.agent = Agent("watcher", "fake", "You watch.", cognition=ReActCognition([watch]))
 
 
+@dataclass
+class Quote:
+    order: str
+    usd: int
+
+
+HELPDESK = Agent("helpdesk", "fake", "You ask.", cognition=ReActCognition([ask_human]))
+QUOTER = Agent("quoter", "fake", "You quote.", output=Quote)
+
+
 @pytest.fixture
 def shop() -> Shop:
     return Shop()
@@ -89,9 +101,13 @@ async def base(shop: Shop, watch: Watch) -> AsyncIterator[str]:
         "hi": [Turn(content="Hello there!")],
         "watch A": [Turn(tool_calls=(ToolCall("c1", "watch", {"order_id": "A"}),)),
                     Turn(content="never")],
+        "help me": [Turn(tool_calls=(ToolCall("q1", "ask_human",
+                                              {"question": "Which order?"}),)),
+                    Turn(content="Looking at that order.")],
+        "quote A": [Turn(content='{"order": "A", "usd": 3}')],
     })
-    app = create_app([shop.support, watch.agent], context=context_for(llm, InMemoryStore()),
-                     auth=TOKENS, a2a=True)
+    app = create_app([shop.support, watch.agent, HELPDESK, QUOTER],
+                     context=context_for(llm, InMemoryStore()), auth=TOKENS, a2a=True)
     async with served(app) as url:
         yield url
 
@@ -121,7 +137,8 @@ async def test_the_card_names_the_agent_its_interface_skills_and_bearer_scheme(b
     assert card["capabilities"] == {"streaming": True, "pushNotifications": False}
     assert card["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
     assert card["securityRequirements"] == [{"schemes": {"bearer": {"list": []}}}]
-    assert [a["a2a"] for a in listed] == [f"{base}/a2a/support", f"{base}/a2a/watcher"]
+    assert [a["a2a"] for a in listed] == [
+        f"{base}/a2a/{name}" for name in ("support", "watcher", "helpdesk", "quoter")]
     client = await client_for(base, streaming=False)
     sdk_card = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
     assert (sdk_card.name, sdk_card.capabilities.streaming) == ("support", True)
@@ -258,3 +275,31 @@ async def test_the_0_3_method_names_and_shapes_are_accepted(base: str) -> None:
         unknown = (await http.post("/a2a/support", json={
             "jsonrpc": "2.0", "id": 9, "method": "tasks/list", "params": {}})).json()
     assert unknown["error"]["code"] == -32601
+
+
+async def test_plain_text_answers_a_task_that_asks_one_question(base: str) -> None:
+    client = await client_for(base, streaming=False, agent="helpdesk")
+    [asked] = await collect(client.send_message(text_message("help me")))
+    task = asked["task"]
+    pending = task["status"]["message"]["parts"][1]["data"]["agentkit_pending"]
+    assert [(p["call_id"], p["kind"], p["arguments"]) for p in pending] == [
+        ("q1", "input", {"question": "Which order?"})]
+    [done] = await collect(client.send_message(text_message(
+        "A7", task_id=task["id"], context_id=task["contextId"])))
+    assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["task"]["artifacts"][0]["parts"] == [{"text": "Looking at that order."}]
+    with pytest.raises(UnsupportedOperationError) as closed:
+        await collect(client.send_message(text_message(
+            "more", task_id=task["id"], context_id=task["contextId"])))
+    assert str(closed.value) == (
+        f"task {task['id']!r} is complete: it waits for no decision, so it takes no message; "
+        "start a new task (a message without taskId) to continue the conversation")
+    await client.close()
+
+
+async def test_a_structured_output_is_a_data_part(base: str) -> None:
+    client = await client_for(base, streaming=False, agent="quoter")
+    [event] = await collect(client.send_message(text_message("quote A")))
+    assert event["task"]["artifacts"] == [{"artifactId": "output", "name": "output",
+                                           "parts": [{"data": {"order": "A", "usd": 3}}]}]
+    await client.close()
