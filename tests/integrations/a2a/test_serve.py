@@ -5,6 +5,7 @@ auth."""
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +33,8 @@ from google.protobuf.struct_pb2 import Value
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
-from agentkit.core.contracts.types import ToolCall
+from agentkit.core.contracts.media import File, Image
+from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, ToolCall
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import Turn
 from agentkit.state.stores import InMemoryStore
@@ -303,3 +305,50 @@ async def test_a_structured_output_is_a_data_part(base: str) -> None:
     assert event["task"]["artifacts"] == [{"artifactId": "output", "name": "output",
                                            "parts": [{"data": {"order": "A", "usd": 3}}]}]
     await client.close()
+
+
+class Recording(ByTask):
+    """ByTask, keeping every request the model was sent."""
+
+    def __init__(self, scripts: dict[str, list[Turn]]) -> None:
+        super().__init__(scripts)
+        self.requests: list[ChatRequest] = []
+
+    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+        self.requests.append(request)
+        return await super().chat(request, ctx)
+
+    def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        return super().stream(request, ctx)
+
+
+async def test_file_and_data_parts_become_the_tasks_media_and_text() -> None:
+    task = 'read these\n\n{"quarter": 3}'
+    llm = Recording({task: [Turn(content="Read.")]})
+    reader = Agent("reader", "fake", "You read.")
+    app = create_app([reader], context=context_for(llm, InMemoryStore()), auth=TOKENS,
+                     a2a=True)
+    png = b"\x89PNG\r\n\x1a\n"
+    async with served(app) as url, httpx.AsyncClient(base_url=url, headers=ANA,
+                                                     timeout=DEADLINE) as http:
+        answer = (await http.post("/a2a/reader", json={
+            "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+                "messageId": "m1", "role": "ROLE_USER", "parts": [
+                    {"text": "read these"},
+                    {"raw": base64.b64encode(png).decode(), "mediaType": "image/png"},
+                    {"url": "https://example.com/q3.pdf", "mediaType": "application/pdf",
+                     "filename": "q3.pdf"},
+                    {"data": {"quarter": 3}}]}}})).json()
+        bad = (await http.post("/a2a/reader", json={
+            "jsonrpc": "2.0", "id": 2, "method": "message/send", "params": {"message": {
+                "messageId": "m2", "role": "user", "parts": [{"kind": "video"}]}}})).json()
+    assert answer["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    [user] = [m for m in llm.requests[0].messages if m.role == "user"]
+    assert user.content == task
+    assert user.attachments == (Image(png, "image/png"),
+                                File.from_url("https://example.com/q3.pdf", "application/pdf"))
+    assert bad["error"] == {"code": -32602, "message": (
+        'part 0 has none of text, raw, url or data; parts are {"text": ...}, {"raw": '
+        '<base64>, "mediaType": ...}, {"url": ..., "mediaType": ...} or {"data": ...} (or '
+        'the 0.3 forms with "kind")')}
