@@ -328,6 +328,10 @@ async def test_a_resume_on_another_thread_or_of_another_agent_is_refused(
         assert (other.status_code, other.json()["error"]["message"]) == (
             400, "RunAgentInput: interrupt 'r1' is a run of agent 'support', not of "
                  "'billing'; resume it at /v1/agents/support/ag-ui")
+        taken = await http.post("/v1/agents/support/ag-ui", headers=ANA,
+                                json=run_input("t2", "r1", "refund A"))
+        assert (taken.status_code, taken.json()["error"]["message"]) == (
+            409, "run id 'r1' is taken by a run of thread 't1'; choose another runId")
         viewer = await http.post("/v1/agents/support/ag-ui", headers=bearer("tok-viewer"),
                                  json={"threadId": "t1", "runId": "r2", "messages": [],
                                        "resume": answer})
