@@ -17,9 +17,12 @@ from ag_ui.core import Event
 from node_tools import NodeTools
 from pydantic import BaseModel, TypeAdapter
 
+from agentkit.agents import Agent
+from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.testing import Turn
 from agentkit.state.stores.sqlite import SQLiteStore
+from agentkit.tools import ask_human
 from tests.serve.served import (
     DEADLINE,
     TOKENS,
@@ -29,6 +32,7 @@ from tests.serve.served import (
     close_store,
     context_for,
     create_app,
+    nested_turns,
     refund_turns,
     served,
 )
@@ -360,3 +364,79 @@ async def test_without_a_token_the_endpoint_is_401_and_starts_nothing(
     assert (wrong.status_code, wrong.json()["error"]["message"]) == (
         401, "unknown bearer token: send Authorization: Bearer <token>")
     assert await store.get_run("r1") is None
+
+
+async def test_a_nested_call_and_a_question_are_answered_by_path_id(
+    store: SQLiteStore,
+) -> None:
+    shop = Shop()
+    asking = Agent("asking", "fake", "You help.", cognition=ReActCognition([ask_human]))
+    llm = ByTask({**nested_turns("C"), "ask me": [
+        Turn(tool_calls=(ToolCall("c1", "ask_human", {"question": "Which card?"}),)),
+        Turn(content="Noted."),
+    ]})
+    app = create_app([shop.support, asking], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        nested = await post_sse(http, "/v1/agents/support/ag-ui",
+                                run_input("t1", "r1", "delegate C"))
+        asked = await post_sse(http, "/v1/agents/asking/ag-ui", run_input("t2", "q1", "ask me"))
+        interrupts = [events[-1]["outcome"]["interrupts"][0] for events in (nested, asked)]
+        resumed = [await post_sse(http, f"/v1/agents/{agent}/ag-ui", {
+            "threadId": thread, "runId": f"{run}-2", "messages": [], "resume": [
+                {"interruptId": run, "status": "resolved", "payload": payload}]})
+            for agent, thread, run, payload in (
+                ("support", "t1", "r1", {"c1/s1": "approve"}),
+                ("asking", "t2", "q1", {"c1": {"answer": "the visa"}}))]
+    (waiting,) = interrupts[0]["metadata"]["agentkit"]["pending"]
+    assert (waiting["call_id"], waiting["tool"], waiting["asked_by"]) == (
+        "c1/s1", "refund", ["support", "billing"])
+    assert interrupts[0]["message"] == (
+        "run 'r1' waits for a person: refund (c1/s1) waits for approval")
+    assert "toolCallId" not in interrupts[0]  # the call that waits is the sub-run's
+    assert interrupts[0]["responseSchema"]["properties"] == {"c1/s1": APPROVAL_SCHEMA}
+    assert interrupts[1]["reason"] == "awaiting_input"
+    assert interrupts[1]["message"] == "run 'q1' waits for a person: ask_human (c1) asks a question"
+    assert interrupts[1]["responseSchema"]["properties"] == {"c1": {
+        "type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}}
+    assert resumed[0][-1]["result"] == "Billing handled C."
+    assert shop.refunds == [("C", 5)]
+    assert [e["content"] for e in resumed[1] if e["type"] == "TOOL_CALL_RESULT"] == [
+        "the visa"]
+    assert resumed[1][-1]["result"] == "Noted."
+
+
+async def test_a_run_that_fails_ends_with_run_error(store: SQLiteStore) -> None:
+    counting = Agent("counter", "fake", "Answer with a number.", output=int,
+                     max_output_repairs=0, cognition=ReActCognition([]))
+    llm = ByTask({"count": [Turn(content="many")]})
+    app = create_app([counting], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        events = await post_sse(http, "/v1/agents/counter/ag-ui", run_input("t1", "r1", "count"))
+    assert events[-2]["delta"][0] == {"op": "replace", "path": "/status", "value": "error"}
+    assert events[-1] == {"type": "RUN_ERROR", "code": "error", "message": (
+        "run 'r1': OutputCoercionError: agent 'counter': the model's answer is not a valid "
+        "int after a repair turn: the answer is not valid JSON (Expecting value at position 0)")}
+
+
+async def test_two_resumes_at_once_have_one_winner_and_the_tool_runs_once(
+    store: SQLiteStore,
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 5)})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await post_sse(http, "/v1/agents/support/ag-ui", run_input("t1", "r1", "refund A"))
+        first, second = await asyncio.gather(*(
+            http.post("/v1/agents/support/ag-ui", headers=ANA, timeout=DEADLINE, json={
+                "threadId": "t1", "runId": run, "messages": [], "resume": [
+                    {"interruptId": "r1", "status": "resolved",
+                     "payload": {"c1": "approve"}}]})
+            for run in ("r2", "r3")))
+    assert sorted([first.status_code, second.status_code]) == [200, 409]
+    loser = first if first.status_code == 409 else second
+    assert loser.json()["error"]["type"] == "not_resumable"
+    winner = second if loser is first else first
+    events = [validated(json.loads(line[6:])) for line in winner.text.splitlines()
+              if line.startswith("data: ")]
+    assert events[-1]["result"] == "Refunded A."
+    assert shop.refunds == [("A", 5)]
