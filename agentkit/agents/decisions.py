@@ -41,6 +41,7 @@ __all__ = [
     "decision_schema",
     "parse",
     "routed",
+    "waiting_for",
 ]
 
 PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation", "nested", "gate"]
@@ -171,6 +172,11 @@ def parse(kind: str, value: Any) -> Decision | None:
     if kind == "nested":
         return ForSubRun(freeze(value)) if isinstance(value, Mapping) else None
     return None
+
+
+def waiting_for(kind: str) -> str:
+    """What a call pending as ``kind`` waits for, in the words the refusals use."""
+    return _WAITS.get(kind, "waits")
 
 
 def decision_schema(kind: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from agentkit.agents.agent import Agent
-from agentkit.agents.decisions import decision_schema
+from agentkit.agents.decisions import decision_schema, waiting_for
 from agentkit.serve.access import Principal
 from agentkit.serve.app import _body, _route, principal_of, runs_of
 from agentkit.serve.runs import ServedRuns, ServeError, StartRequest
@@ -151,7 +151,7 @@ def _parse(body: Mapping[str, Any]) -> _Input:
 def _interrupt(run_id: str, pending: list[dict[str, Any]], reason: str) -> dict[str, Any]:
     """The one interrupt of a suspended run: its pending calls, and the schema of the
     decisions that resume it."""
-    asks = ", ".join(f"{p['tool']} ({p['call_id']}) {_WAITS.get(p['waits_for'], 'waits')}"
+    asks = ", ".join(f"{p['tool']} ({p['call_id']}) {waiting_for(p['waits_for'])}"
                      for p in pending)
     interrupt: dict[str, Any] = {
         "id": run_id, "reason": reason,
@@ -168,11 +168,6 @@ def _interrupt(run_id: str, pending: list[dict[str, Any]], reason: str) -> dict[
     }
     interrupt["metadata"] = {"agentkit": {"run_id": run_id, "pending": pending}}
     return interrupt
-
-
-_WAITS = {"approval": "waits for approval", "input": "asks a question",
-          "elicitation": "asks a question mid-call",
-          "unknown_outcome": "may have acted before a crash (outcome unknown)"}
 
 
 class _Translation:
@@ -249,7 +244,7 @@ class _Translation:
                     {"type": "TOOL_CALL_END", "toolCallId": call["id"]}]
         if kind == "tool_result":
             return [*self._close(), {
-                "type": "TOOL_CALL_RESULT", "messageId": f"{self.run_id}-tool-{data['call_id']}",
+                "type": "TOOL_CALL_RESULT", "messageId": mid,
                 "toolCallId": data["call_id"], "content": data["content"], "role": "tool"}]
         if kind == "step":
             out = self._in_step() + self._close()

@@ -189,7 +189,7 @@ async def test_the_official_client_runs_a_gated_call_through_an_interrupt_and_a_
         "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END", "STEP_FINISHED", "STATE_DELTA", "STATE_DELTA", "RUN_FINISHED"]
     assert third[0]["runId"] == "r3" and third[0]["metadata"] == {"agentkit": {"run_id": "r1"}}
-    assert third[2] == {"type": "TOOL_CALL_RESULT", "messageId": "r3-tool-c1",
+    assert third[2] == {"type": "TOOL_CALL_RESULT", "messageId": "r3-5",
                         "toolCallId": "c1", "content": "refunded 5 USD on A", "role": "tool"}
     assert "".join(e["delta"] for e in third[5:7]) == "Refunded A."
     assert third[-1] == {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r3",
@@ -232,7 +232,7 @@ async def test_reasoning_text_and_tool_results_stream_as_protocol_events(
     assert events[9]["delta"] == "Checking."
     assert events[11] == {"type": "TOOL_CALL_START", "toolCallId": "c1",
                           "toolCallName": "slow_lookup", "parentMessageId": "r1-2"}
-    assert events[16] == {"type": "TOOL_CALL_RESULT", "messageId": "r1-tool-c1",
+    assert events[16] == {"type": "TOOL_CALL_RESULT", "messageId": "r1-5",
                           "toolCallId": "c1", "content": "shipped", "role": "tool"}
     assert events[18]["messageId"] == "r1-6"
     assert events[-2]["delta"] == [
@@ -395,7 +395,8 @@ async def test_a_nested_call_and_a_question_are_answered_by_path_id(
     assert "toolCallId" not in interrupts[0]  # the call that waits is the sub-run's
     assert interrupts[0]["responseSchema"]["properties"] == {"c1/s1": APPROVAL_SCHEMA}
     assert interrupts[1]["reason"] == "awaiting_input"
-    assert interrupts[1]["message"] == "run 'q1' waits for a person: ask_human (c1) asks a question"
+    assert interrupts[1]["message"] == (
+        "run 'q1' waits for a person: ask_human (c1) asks the human a question")
     assert interrupts[1]["responseSchema"]["properties"] == {"c1": {
         "type": "object", "required": ["answer"], "properties": {"answer": {"type": "string"}}}}
     assert resumed[0][-1]["result"] == "Billing handled C."
