@@ -441,3 +441,53 @@ async def test_two_resumes_at_once_have_one_winner_and_the_tool_runs_once(
               if line.startswith("data: ")]
     assert events[-1]["result"] == "Refunded A."
     assert shop.refunds == [("A", 5)]
+
+
+async def _until_tool_call_end(lines: AsyncIterator[str]) -> list[dict[str, Any]]:
+    seen = []
+    async for line in lines:
+        if line.startswith("data: "):
+            seen.append(validated(json.loads(line[6:])))
+            if seen[-1]["type"] == "TOOL_CALL_END":
+                return seen
+    raise AssertionError(f"the stream ended before a tool call: {seen}")
+
+
+LOOK = {"look": [Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),)),
+                 Turn(content="Shipped.")]}
+
+
+async def test_a_cancelled_run_ends_its_ag_ui_run_with_the_cancelled_outcome(
+    store: SQLiteStore,
+) -> None:
+    shop = Shop()
+    app = create_app([shop.support], context=context_for(ByTask(LOOK), store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http, \
+            asyncio.timeout(DEADLINE), http.stream(
+                "POST", "/v1/agents/support/ag-ui", json=run_input("t1", "r1", "look"),
+                headers=ANA, timeout=DEADLINE) as response:
+        lines = response.aiter_lines()
+        await _until_tool_call_end(lines)
+        cancelling = await http.post("/v1/runs/r1/cancel", headers=ANA)
+        assert cancelling.status_code == 202
+        shop.release.set()
+        rest = [validated(json.loads(line[6:])) async for line in lines
+                if line.startswith("data: ")]
+    assert rest[-2]["delta"][0] == {"op": "replace", "path": "/status", "value": "cancelled"}
+    assert rest[-1] == {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1",
+                        "outcome": {"type": "cancelled"}}
+
+
+async def test_a_client_that_goes_away_leaves_its_run_advancing(store: SQLiteStore) -> None:
+    shop = Shop()
+    app = create_app([shop.support], context=context_for(ByTask(LOOK), store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        async with asyncio.timeout(DEADLINE), http.stream(
+            "POST", "/v1/agents/support/ag-ui", json=run_input("t1", "r1", "look"),
+            headers=ANA, timeout=DEADLINE,
+        ) as response:
+            await _until_tool_call_end(response.aiter_lines())
+        shop.release.set()
+        record = (await http.post("/v1/agents/support/runs", headers=ANA, timeout=DEADLINE,
+                                  json={"input": "look", "run_id": "r1", "wait": True})).json()
+    assert (record["status"], record["output"]) == ("complete", "Shipped.")
