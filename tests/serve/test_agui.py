@@ -336,6 +336,11 @@ async def test_a_resume_on_another_thread_or_of_another_agent_is_refused(
                                 json=run_input("t2", "r1", "refund A"))
         assert (taken.status_code, taken.json()["error"]["message"]) == (
             409, "run id 'r1' is taken by a run of thread 't1'; choose another runId")
+        stranger = await http.post("/v1/agents/support/ag-ui", headers=bearer("tok-other"),
+                                   json={"threadId": "t1", "runId": "r2", "messages": [],
+                                         "resume": answer})
+        assert (stranger.status_code, stranger.json()["error"]["message"]) == (
+            404, "no run 'r1' is known here")  # another scope's run, as if it did not exist
         viewer = await http.post("/v1/agents/support/ag-ui", headers=bearer("tok-viewer"),
                                  json={"threadId": "t1", "runId": "r2", "messages": [],
                                        "resume": answer})
