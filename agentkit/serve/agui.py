@@ -61,10 +61,8 @@ class _Input:
     """The conversation: the agentkit session."""
     run_id: str
     """This AG-UI run's id."""
-    task: str | None
-    """The text of the user's last message (a new run), or None (a resume)."""
-    answer: _Answer | None
-    """The resume entry (a resume), or None (a new run)."""
+    start: str | _Answer
+    """The text of the user's last message (a new run), or the resume entry (a resume)."""
 
 
 def _bad(message: str) -> ServeError:
@@ -135,14 +133,14 @@ def _parse(body: Mapping[str, Any]) -> _Input:
         if body.get(name) is not None and not isinstance(body[name], list):
             raise _bad(f'"{name}" must be a list, got {_shown(body[name])}')
     answer = _answer(body.get("resume"))
-    task = None
-    if answer is None:
-        last = messages[-1] if messages else None
-        if last is None or last["role"] != "user":
-            got = "no messages" if last is None else f"a {last['role']} message last"
-            raise _bad(f'a new run needs the user\'s message last in "messages"; got {got}')
-        task = _text_of(last.get("content"), f"messages[{len(messages) - 1}]")
-    return _Input(ids["threadId"], ids["runId"], task, answer)
+    if answer is not None:
+        return _Input(ids["threadId"], ids["runId"], answer)
+    last = messages[-1] if messages else None
+    if last is None or last["role"] != "user":
+        got = "no messages" if last is None else f"a {last['role']} message last"
+        raise _bad(f'a new run needs the user\'s message last in "messages"; got {got}')
+    task = _text_of(last.get("content"), f"messages[{len(messages) - 1}]")
+    return _Input(ids["threadId"], ids["runId"], task)
 
 
 # -- the run as AG-UI events ---------------------------------------------------------
@@ -318,9 +316,8 @@ async def _resume(runs: ServedRuns, agent: Agent, given: _Input, answer: _Answer
         raise _bad(f"interrupt {record.run_id!r} is a run of agent {record.agent!r}, not of "
                    f"{agent.name!r}; resume it at /v1/agents/{record.agent}/ag-ui")
     if record.session != given.thread_id:
-        raise _bad(f"interrupt {record.run_id!r} is run {record.run_id!r} of thread "
-                   f"{record.session!r}, not of thread {given.thread_id!r}; resume it on its "
-                   "own thread")
+        raise _bad(f"interrupt {record.run_id!r} belongs to thread {record.session!r}, not "
+                   f"to thread {given.thread_id!r}; resume it on its own thread")
     # A suspended run adds no events until a decision is accepted: what follows this
     # number is the resumed run.
     last = runs.last_event(record.run_id)
@@ -328,23 +325,43 @@ async def _resume(runs: ServedRuns, agent: Agent, given: _Input, answer: _Answer
     return record.run_id, last
 
 
+async def _joined(
+    runs: ServedRuns, run_id: str, principal: Principal
+) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    """The events of a run that a runId given again joins: what comes next while it
+    runs, or how it stopped (replaying its log would end at its first stop)."""
+    last = runs.last_event(run_id)
+    # Read after the count: a run the record still calls running has not logged its
+    # final event yet, so that event comes after ``last``.
+    record = await runs.record(run_id, principal)
+    if record.status == "running":
+        return await runs.events(run_id, principal, last)
+    return _stopped({"kind": "final", "stop_reason": record.stop_reason or record.status,
+                     "output": record.output, "error": record.error})
+
+
+async def _stopped(final: dict[str, Any]) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    yield 0, final
+
+
 async def _run_ag_ui(request: Request) -> Response:
     """Start or resume a run from a RunAgentInput; its AG-UI events as SSE."""
     runs, principal = runs_of(request), principal_of(request)
     agent = runs.agent(request.path_params["agent"])
     given = _parse(await _body(request))
-    if given.answer is not None:
-        run_id, last = await _resume(runs, agent, given, given.answer, principal)
+    if isinstance(given.start, _Answer):
+        run_id, last = await _resume(runs, agent, given, given.start, principal)
+        events = await runs.events(run_id, principal, last)
     else:
-        assert given.task is not None  # _parse gives a new run its task
-        record, _ = await runs.start(StartRequest(
-            agent=agent.name, task=given.task, session=given.thread_id, run_id=given.run_id,
+        record, started = await runs.start(StartRequest(
+            agent=agent.name, task=given.start, session=given.thread_id, run_id=given.run_id,
         ), principal)
         if record.session != given.thread_id:
             raise ServeError(409, "run_id_taken", f"run id {record.run_id!r} is taken by a "
                              f"run of thread {record.session!r}; choose another runId")
-        run_id, last = record.run_id, 0
-    events = await runs.events(run_id, principal, last)
+        run_id = record.run_id
+        events = (await runs.events(run_id, principal, 0) if started
+                  else await _joined(runs, run_id, principal))
     translation = _Translation(given.thread_id, given.run_id, run_id)
     return StreamingResponse(_stream(runs, principal, translation, events),
                              media_type="text/event-stream",

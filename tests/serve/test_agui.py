@@ -251,6 +251,8 @@ async def test_a_thread_is_a_session_and_the_endpoint_is_in_the_openapi_document
         await post_sse(http, "/v1/agents/support/ag-ui", run_input("t3", "a1", "hello"))
         second = await post_sse(http, "/v1/agents/support/ag-ui",
                                 run_input("t3", "a2", "and again?"))
+        again = await post_sse(http, "/v1/agents/support/ag-ui",
+                               run_input("t3", "a1", "hello"))
         document = (await http.get("/openapi.json")).json()
         runs = (await http.get("/v1/runs?session=t3", headers=ANA)).json()["runs"]
     assert second[-1]["result"] == "Again, hi."
@@ -258,6 +260,11 @@ async def test_a_thread_is_a_session_and_the_endpoint_is_in_the_openapi_document
     assert [(m.role, m.content) for m in asked] == [
         ("user", "hello"), ("assistant", "Hi there."), ("user", "and again?")]
     assert sorted(r["run_id"] for r in runs) == ["a1", "a2"]
+    # A runId given again starts nothing: its AG-UI run says how that run ended.
+    assert [e["type"] for e in again] == [
+        "RUN_STARTED", "STATE_SNAPSHOT", "STATE_DELTA", "RUN_FINISHED"]
+    assert again[-1]["result"] == "Hi there."
+    assert len(llm.fakes["hello"].requests) == 2
     assert list(document["paths"]["/v1/agents/{agent}/ag-ui"]) == ["post"]
 
 
@@ -325,8 +332,8 @@ async def test_a_resume_on_another_thread_or_of_another_agent_is_refused(
         elsewhere = await http.post("/v1/agents/support/ag-ui", headers=ANA, json={
             "threadId": "t2", "runId": "r2", "messages": [], "resume": answer})
         assert (elsewhere.status_code, elsewhere.json()["error"]["message"]) == (
-            400, "RunAgentInput: interrupt 'r1' is run 'r1' of thread 't1', not of thread "
-                 "'t2'; resume it on its own thread")
+            400, "RunAgentInput: interrupt 'r1' belongs to thread 't1', not to thread 't2'; "
+                 "resume it on its own thread")
         other = await http.post("/v1/agents/billing/ag-ui", headers=ANA, json={
             "threadId": "t1", "runId": "r2", "messages": [], "resume": answer})
         assert (other.status_code, other.json()["error"]["message"]) == (
