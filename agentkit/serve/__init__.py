@@ -49,6 +49,7 @@ def create_app(
         raise ValueError("create_app(engine=...) takes only None (the in-process engine) "
                          "in this release; the Temporal engine is not available yet")
     try:
+        from agentkit.serve.agui import ag_ui_routes
         from agentkit.serve.app import build_app
     except ImportError as error:
         raise ImportError(
@@ -56,4 +57,5 @@ def create_app(
             'pip install "agentkit-framework[serve]"'
         ) from error
     return build_app(agents, context=context, auth=auth, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, max_body=max_body, routes=routes)
+                     allowed_origins=allowed_origins, max_body=max_body,
+                     routes=[*ag_ui_routes(), *routes])
