@@ -6,7 +6,6 @@ The face of the run lifecycle: every method here opens, resumes or recovers a ru
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -20,17 +19,15 @@ from agentkit.agents.nested import run_delegated
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import EventSink
-from agentkit.agents.summarize import Summarize
+from agentkit.agents.summarize import Summarize, agent_history
 from agentkit.agents.task import Task
+from agentkit.core.contracts.settings import NO_SETTINGS
 from agentkit.core.contracts.traits import is_seconds
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.memory.source import MemorySource
+from agentkit.state.memory.source import MemorySource, check_memory
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
-
-_NO_SETTINGS = ModelSettings()
-
 
 class Agent:
     """An agent: ``await agent.run(task, ctx)`` returns an :class:`AgentResult`.
@@ -85,27 +82,14 @@ class Agent:
             )
         if not name or not isinstance(name, str):
             raise ValueError(f"an agent needs a non-empty name, got {name!r}")
-        if memory is not None and not isinstance(memory, MemorySource):
-            raise TypeError(
-                f"Agent(memory=...) takes a memory source (an object with "
-                f"`async def query(text, k, ctx)`, e.g. FileMemory), got {memory!r}"
-            )
-        if memory_k < 1:
-            raise ValueError(f"memory_k must be at least 1, got {memory_k}")
+        check_memory(memory, memory_k)
         if settings is not None and not isinstance(settings, ModelSettings):
             raise TypeError(f"Agent(settings=...) takes a ModelSettings, got {settings!r}")
-        if history is not None and not isinstance(history, HistoryPolicy | Summarize):
-            raise TypeError(
-                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...) "
-                f"or a Summarize(max_tokens=..., keep_last=...), got {history!r}"
-            )
         if not is_seconds(tool_timeout):
             raise ValueError(
                 "Agent(tool_timeout=...) takes a positive number of seconds or None, "
                 f"got {tool_timeout!r}"
             )
-        if isinstance(history, Summarize) and history.model is None:
-            history = dataclasses.replace(history, model=model)  # the agent's own writes
         self.name = name
         self.model = model
         self.prompt = prompt
@@ -116,8 +100,8 @@ class Agent:
         self.max_output_repairs = max_output_repairs
         self.memory = memory
         self.memory_k = memory_k
-        self.settings = settings if settings is not None else _NO_SETTINGS
-        self.history = history
+        self.settings = settings if settings is not None else NO_SETTINGS
+        self.history = agent_history(history, model)
         self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
 
     async def run(
@@ -169,9 +153,7 @@ class Agent:
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """:meth:`resume`, yielding events as the continued run makes progress."""
-        return events_of(
-            lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings)
-        )
+        return events_of(lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings))
 
     async def run_delegated(self, task: Task, ctx: RunContext) -> AgentResult:
         """Run as the sub-run of the tool call being executed (``as_tool`` calls this):
@@ -232,10 +214,8 @@ class Agent:
         sink: EventSink | None, session: str | None = None,
         settings: ModelSettings | None = None, *, key: str | None = None,
     ) -> AgentResult:
-        run = await lifecycle.resume_run(
-            self, run_id, decisions, ctx, sink=sink, session=session, settings=settings,
-            key=key,
-        )
+        run = await lifecycle.resume_run(self, run_id, decisions, ctx, sink=sink,
+                                         session=session, settings=settings, key=key)
         return await lifecycle.advance(self, run)
 
     async def recover(

@@ -54,6 +54,7 @@ def create_app(
         raise ValueError("create_app(engine=...) takes only None (the in-process engine) "
                          "in this release; the Temporal engine is not available yet")
     try:
+        from agentkit.serve.agui import ag_ui_routes
         from agentkit.serve.app import build_app
     except ImportError as error:
         raise ImportError(
@@ -65,5 +66,5 @@ def create_app(
 
         routes = [*routes, *a2a_routes(None if a2a is True else a2a)]
     return build_app(agents, context=context, auth=auth, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, max_body=max_body, routes=routes,
-                     a2a=bool(a2a))
+                     allowed_origins=allowed_origins, max_body=max_body,
+                     routes=[*ag_ui_routes(), *routes], a2a=bool(a2a))

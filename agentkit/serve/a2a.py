@@ -141,7 +141,7 @@ class _Call:
         if task_id is not None:
             record = await self.task(str(task_id))
             decisions = _decisions(record, message.get("parts"))
-            seen = self.runs.events_seen(record.run_id)
+            seen = self.runs.last_event(record.run_id)
             return await self.runs.decide(record.run_id, decisions, self.principal), seen
         try:
             task = input_parts(message.get("parts"))
@@ -199,7 +199,7 @@ class _Call:
         if record.status in TERMINAL:
             raise _RpcError(UNSUPPORTED_OPERATION, f"task {record.run_id!r} is "
                             f"{record.status}: there is nothing to follow; GetTask reads it")
-        return record, self.runs.events_seen(record.run_id)
+        return record, self.runs.last_event(record.run_id)
 
 
 def _call_id(data: Mapping[str, Any]) -> str:

@@ -354,10 +354,9 @@ class ServedRuns:
             return _settled(record)
         return log.after(last)
 
-    def events_seen(self, run_id: str) -> int:
-        """How many events this process logged for the run so far (0 for none): a face
-        that resumes a run follows its events from here, past the earlier suspension's
-        final event."""
+    def last_event(self, run_id: str) -> int:
+        """The number of the run's last event in this process's log (0 when it keeps
+        none): a face that decides for a suspended run streams what comes after it."""
         log = self._logs.get(run_id)
         return 0 if log is None else len(log.events)
 

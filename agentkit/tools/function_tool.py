@@ -12,8 +12,7 @@ from typing import Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
 from agentkit.core.contracts.traits import ToolTraits, is_seconds
-from agentkit.core.contracts.types import ToolSchema
-from agentkit.core.runtime.context import RunContext
+from agentkit.core.contracts.types import ToolContext, ToolSchema
 from agentkit.core.runtime.current_call import current_call
 from agentkit.core.runtime.spans import add_span_event
 from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, describe_value, is_structured
@@ -243,7 +242,7 @@ class FunctionTool:
         """The argument names the model may send."""
         return self._binder.accepted
 
-    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext | None) -> Any:
         """Bind and check ``args``, run the function, validate what it returned.
 
         Raises :class:`ToolArgumentError` before the body runs and

@@ -29,11 +29,12 @@ from urllib.parse import urlsplit
 
 from agentkit.core.contracts._quote import cut
 from agentkit.core.contracts.errors import EgressRefused
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.core.policies._hosts import ascii_name, client_hosts, client_readings, spellings
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["check_url", "egress"]
 
@@ -320,7 +321,7 @@ class _Egress:
         self._resolve = resolve
         self._private = private
 
-    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+    async def __call__(self, request: Any, ctx: Context, call_next: Any) -> Any:
         if not isinstance(request, ToolRequest):
             return await call_next(request, ctx)
         for path in request.traits.url_paths:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agentkit.core.contracts.errors import AgentkitError
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -22,7 +23,7 @@ from agentkit.core.contracts.types import (
 )
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["FakeLLM", "FakeLLMExhausted", "Turn"]
 
@@ -144,11 +145,11 @@ class FakeLLM:
             reasoning=turn.reasoning_parts,
         )
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """The next scripted answer."""
         return self._result(request, self._take(request))
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """The next scripted answer: its reasoning, its text word by word, its calls,
         then the complete result."""
         turn = self._take(request)
