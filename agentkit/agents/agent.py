@@ -7,13 +7,14 @@ The face of the run lifecycle: every method here opens, resumes or recovers a ru
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkit.agents import lifecycle
 from agentkit.agents.cognition.single_call import SingleCallCognition
 from agentkit.agents.conversation import Opening
 from agentkit.agents.events import AgentEvent, events_of
+from agentkit.agents.guarding import guardrails_of
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.lifecycle import Cognition, memory_prompt
 from agentkit.agents.nested import run_delegated
@@ -55,11 +56,12 @@ class Agent:
     ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries, or
     (:class:`Summarize`) replaces its older turns by a summary. ``tool_timeout=`` is how
     many seconds a tool call may run when its tool declares no ``timeout=`` itself.
+    ``*_guardrails=`` check the task, answer and tool calls (:mod:`~agentkit.agents.guarding`).
     """
 
-    __slots__ = ("cognition", "description", "history", "max_output_repairs", "memory",
-                 "memory_k", "model", "name", "output", "output_spec", "prompt", "settings",
-                 "tool_timeout")
+    __slots__ = ("cognition", "description", "guardrails", "history", "max_output_repairs",
+                 "memory", "memory_k", "model", "name", "output", "output_spec", "prompt",
+                 "settings", "tool_timeout")
 
     def __init__(
         self,
@@ -76,6 +78,8 @@ class Agent:
         settings: ModelSettings | None = None,
         history: HistoryPolicy | Summarize | None = None,
         tool_timeout: float | None = None,
+        input_guardrails: Iterable[Any] = (), output_guardrails: Iterable[Any] = (),
+        tool_guardrails: Iterable[Any] = (),
         tools: None = None,
     ) -> None:
         if tools is not None:
@@ -119,6 +123,7 @@ class Agent:
         self.settings = settings if settings is not None else _NO_SETTINGS
         self.history = history
         self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
+        self.guardrails = guardrails_of(input_guardrails, output_guardrails, tool_guardrails)
 
     async def run(
         self,

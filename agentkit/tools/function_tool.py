@@ -6,13 +6,14 @@ import asyncio
 import inspect
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
 from agentkit.core.contracts.traits import ToolTraits, is_seconds
 from agentkit.core.contracts.types import ToolSchema
+from agentkit.core.guardrails.running import Guardrail, as_guardrail
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.current_call import current_call
 from agentkit.core.runtime.spans import add_span_event
@@ -87,6 +88,18 @@ def _output_adapter(tool_name: str, output_schema: Any, return_annotation: Any) 
     )
 
 
+def _guardrails(tool_name: str, given: Iterable[Any]) -> tuple[Guardrail, ...]:
+    if isinstance(given, str) or not isinstance(given, Iterable):
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: guardrails= takes a list of guardrails (functions g(value) "
+            f"or g(value, ctx), or checks such as PII()), got {given!r}"
+        )
+    try:
+        return tuple(as_guardrail(g) for g in given)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"tool {tool_name!r}: {exc}") from None
+
+
 class FunctionTool:
     """A Python function (sync or async) wrapped as a :class:`~agentkit.tools.Tool`.
 
@@ -140,6 +153,7 @@ class FunctionTool:
         url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
         timeout: float | None = None,
+        guardrails: Iterable[Any] = (),
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool wraps a callable, got {fn!r}")
@@ -182,6 +196,7 @@ class FunctionTool:
             url_paths=url_paths,
             accepted_arguments=self._binder.accepted,
             timeout=None if timeout is None else float(timeout),
+            guardrails=_guardrails(self.name, guardrails),
         )
 
     @classmethod
@@ -199,6 +214,7 @@ class FunctionTool:
         url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
         timeout: float | None = None,
+        guardrails: Iterable[Any] = (),
     ) -> FunctionTool:
         """Wrap ``fn``. Unlike ``@tool``, ``side_effecting`` defaults to False: pass it
         knowingly, or a mutation will be treated as cacheable."""
@@ -214,6 +230,7 @@ class FunctionTool:
             url_arg=url_arg,
             cost_usd=cost_usd,
             timeout=timeout,
+            guardrails=guardrails,
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -328,6 +345,7 @@ def tool(
     url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
     timeout: float | None = None,
+    guardrails: Iterable[Any] = (),
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -345,6 +363,7 @@ def tool(
     url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
     timeout: float | None = None,
+    guardrails: Iterable[Any] = (),
 ) -> Any:
     """Declare a function as a tool.
 
@@ -360,7 +379,10 @@ def tool(
     ``cost_usd=`` what one call costs, so ``meter()`` can hold it to a budget;
     ``timeout=`` how many seconds a call may run before it is given up on (it wins over
     ``Agent(tool_timeout=)``): an async body is cancelled, a sync one cannot be stopped,
-    so its result is discarded and its late end logged.
+    so its result is discarded and its late end logged;
+    ``guardrails=`` checks (``g(value)`` / ``g(value, ctx)``, e.g. ``PII()``) run on each
+    call's frozen arguments before it is gated or run, and on its result before the model
+    reads it (after the agent's ``tool_guardrails``; docs/guardrails.md).
     """
     if side_effecting is _MISSING:
         missing = ToolDefinitionError(_SIDE_EFFECTING_REQUIRED)
@@ -389,6 +411,7 @@ def tool(
             url_arg=url_arg,
             cost_usd=cost_usd,
             timeout=timeout,
+            guardrails=guardrails,
         )
 
     if fn is not None:
