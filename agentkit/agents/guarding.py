@@ -22,6 +22,8 @@ already under way finish and are recorded first, as for a budget refusal.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,6 +32,7 @@ from agentkit.agents.decisions import EditArguments, PendingKind, decision_for
 from agentkit.agents.events import AgentEvent, GuardrailEvent
 from agentkit.agents.outcomes import Stopped, ToolOutcome
 from agentkit.agents.run_state import with_usage
+from agentkit.core.contracts.errors import ToolNotFoundError
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
@@ -47,8 +50,10 @@ from agentkit.core.guardrails.running import (
     check,
     check_alongside,
 )
-from agentkit.core.guardrails.tripped import GuardrailTripped, record_trip
+from agentkit.core.guardrails.tripped import GuardrailRecord, GuardrailTripped
+from agentkit.core.policies.audit import audit_log_of
 from agentkit.core.runtime.cancelled_usage import collecting_cancelled_usage
+from agentkit.core.runtime.spans import add_span_event
 
 if TYPE_CHECKING:
     from agentkit.agents.effects import Effects
@@ -80,6 +85,8 @@ class Guardrails:
 
 
 NO_GUARDRAILS = Guardrails()
+
+_log = logging.getLogger("agentkit.audit")
 
 
 class AgentRun(Protocol):
@@ -137,12 +144,37 @@ def _of(run: AgentRun) -> Guardrails:
     return found
 
 
+async def _record_trip(ctx: RunContext, trip: GuardrailTrip, call_id: str | None = None) -> None:
+    """Write ``trip`` to the audit log (when the tool chain has an ``audit()``) and as an
+    ``agentkit.guardrail`` event on the open span. A failing store is logged, never
+    raised: the run stops on the trip either way."""
+    add_span_event("agentkit.guardrail", {
+        "agentkit.guardrail.name": trip.guardrail,
+        "agentkit.guardrail.where": trip.where,
+        "agentkit.guardrail.reason": trip.reason,
+    })
+    found = audit_log_of(ctx)
+    if found is None:
+        return
+    store, log = found
+    record = GuardrailRecord(
+        run_id=ctx.correlation_id, scope=ctx.scope.key(), guardrail=trip.guardrail,
+        where=trip.where, reason=trip.reason, time=time.time(), call_id=call_id,
+        info=trip.info,
+    )
+    try:
+        await store.append(log, record)
+    except Exception:
+        _log.warning("audit store failed to append a guardrail record; continuing",
+                     exc_info=True)
+
+
 async def _tripped(run: AgentRun, trip: GuardrailTrip, call_id: str | None = None
                    ) -> GuardrailTripped:
     """Record ``trip`` (on the run too, for its result and checkpoint) and return the
     error that ends the run on it."""
     run.guardrail = trip
-    await record_trip(run.ctx, trip, call_id)
+    await _record_trip(run.ctx, trip, call_id)
     run.emit(GuardrailEvent(trip))
     return GuardrailTripped(run.run_id, trip)
 
@@ -157,9 +189,11 @@ async def first_answer(
     again). A trip cancels the call if it is in flight; what the cancelled call reported
     as spent (see :mod:`agentkit.core.runtime.cancelled_usage`) is added to the run's
     usage, and the run ends with :class:`GuardrailTripped`."""
+    if run.steps:  # asked first: this is on every model call's path
+        return await run.effects.call_model(request)
     guardrails = _of(run).input
     index = run.history_len  # the task is the first message of the run's turn
-    if not guardrails or run.steps or index >= len(run.messages):
+    if not guardrails or index >= len(run.messages):
         return await run.effects.call_model(request)
     task = run.messages[index]
 
@@ -186,18 +220,22 @@ async def first_answer(
     raise await _tripped(run, trip)
 
 
-def _for_tool(run: AgentRun, registry: ToolRegistry, name: str) -> tuple[Guardrail, ...]:
-    agents = _of(run).tool
-    if name not in registry:
-        return agents
-    return agents + traits_of(registry.get(name)).guardrails
+def _for_tool(
+    agents: tuple[Guardrail, ...], registry: ToolRegistry, name: str
+) -> tuple[Guardrail, ...]:
+    """The agent's tool guardrails, then the tool's own."""
+    try:
+        own: tuple[Guardrail, ...] = traits_of(registry.get(name)).guardrails
+    except ToolNotFoundError:
+        own = ()  # an unknown tool is answered with the names there are; nothing runs
+    return agents + own if own else agents
 
 
 async def checked_arguments(
     run: AgentRun, registry: ToolRegistry, call: ToolCall, arguments: Mapping[str, Any]
 ) -> Mapping[str, Any] | GuardrailTripped:
     """``arguments`` of ``call`` as the tool guardrails leave them, or the trip."""
-    guardrails = _for_tool(run, registry, call.name)
+    guardrails = _for_tool(_of(run).tool, registry, call.name)
     if not guardrails:
         return arguments
     value: Any
@@ -240,8 +278,11 @@ async def check_calls(run: AgentRun, registry: ToolRegistry) -> None:
         await _check_edits(run, registry)
         return
     rewritten: dict[str, ToolCall] = {}
+    agents = _of(run).tool
     for call in run.open_calls:
-        if call.id in run.answered or call.arguments_error is not None:
+        if call.id in run.answered or call.arguments_error is not None or not _for_tool(
+            agents, registry, call.name
+        ):
             continue
         checked = await checked_arguments(run, registry, call, call.arguments)
         if isinstance(checked, GuardrailTripped):
@@ -268,7 +309,7 @@ async def checked_result(
     that is not an answer is left as it is)."""
     if outcome.kind != "answered":
         return outcome
-    guardrails = _for_tool(run, registry, call.name)
+    guardrails = _for_tool(_of(run).tool, registry, call.name)
     if not guardrails:
         return outcome
     value, trip = await check(guardrails, outcome.content, run.ctx, f"tool {call.name} result")

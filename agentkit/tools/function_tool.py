@@ -8,12 +8,11 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
 from agentkit.core.contracts.traits import ToolTraits, is_seconds
 from agentkit.core.contracts.types import ToolSchema
-from agentkit.core.guardrails.running import Guardrail, as_guardrail
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.current_call import current_call
 from agentkit.core.runtime.spans import add_span_event
@@ -24,6 +23,9 @@ from agentkit.tools.declarations.url_paths import resolve_url_paths
 from agentkit.tools.definition_problems import BrokenTool, collecting, refuse
 
 __all__ = ["FunctionTool", "tool"]
+
+if TYPE_CHECKING:
+    from agentkit.core.guardrails.running import Guardrail
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _log = logging.getLogger("agentkit")
@@ -89,6 +91,12 @@ def _output_adapter(tool_name: str, output_schema: Any, return_annotation: Any) 
 
 
 def _guardrails(tool_name: str, given: Iterable[Any]) -> tuple[Guardrail, ...]:
+    if given == ():
+        return ()
+    # Imported here, not above: the guardrails package (the prebuilt checks and their
+    # patterns) is only loaded by a program that uses guardrails.
+    from agentkit.core.guardrails.running import as_guardrail
+
     if isinstance(given, str) or not isinstance(given, Iterable):
         raise ToolDefinitionError(
             f"tool {tool_name!r}: guardrails= takes a list of guardrails (functions g(value) "

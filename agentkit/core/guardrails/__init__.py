@@ -16,7 +16,7 @@ from agentkit.core.guardrails.running import (
     input_guardrail,
 )
 from agentkit.core.guardrails.text_checks import Denylist, MaxLength
-from agentkit.core.guardrails.tripped import GuardrailRecord, GuardrailTripped, record_trip
+from agentkit.core.guardrails.tripped import GuardrailRecord, GuardrailTripped
 from agentkit.core.guardrails.tripwire import Tripwire, rewrite_texts, texts_of
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "iban_valid",
     "input_guardrail",
     "luhn_valid",
-    "record_trip",
     "rewrite_texts",
     "texts_of",
 ]

@@ -3,29 +3,20 @@
 A trip ends the run like any other run error (``stop_reason="guardrail"``): the loop
 raises :class:`GuardrailTripped` wherever the trip happens (the input, a tool call's
 arguments or result, the final answer) and the lifecycle stops the run on it. Before
-that, :func:`record_trip` writes the trip where the run's tool calls are audited (a
-:class:`GuardrailRecord` in the log of the chain's ``audit()``) and on the open span.
+that, the run writes a :class:`GuardrailRecord` where its tool calls are audited (the
+log of the chain's ``audit()``; see :mod:`agentkit.agents.guarding`).
 """
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.guardrails.running import GuardrailTrip
-from agentkit.core.policies.audit import audit_log_of
-from agentkit.core.runtime.spans import add_span_event
 
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
-
-__all__ = ["GuardrailRecord", "GuardrailTripped", "record_trip"]
-
-_log = logging.getLogger("agentkit.audit")
+__all__ = ["GuardrailRecord", "GuardrailTripped"]
 
 
 class GuardrailTripped(RunError):
@@ -63,28 +54,3 @@ class GuardrailRecord:
     """The tool call it stopped, for a tool guardrail."""
     info: Mapping[str, Any] | None = field(default=None)
     """What the check found (never the offending text: see ``Tripwire.info``)."""
-
-
-async def record_trip(ctx: RunContext, trip: GuardrailTrip, call_id: str | None = None) -> None:
-    """Write ``trip`` to the audit log (when the tool chain has an ``audit()``) and as an
-    ``agentkit.guardrail`` event on the open span. A failing store is logged, never
-    raised: the run stops on the trip either way."""
-    add_span_event("agentkit.guardrail", {
-        "agentkit.guardrail.name": trip.guardrail,
-        "agentkit.guardrail.where": trip.where,
-        "agentkit.guardrail.reason": trip.reason,
-    })
-    found = audit_log_of(ctx)
-    if found is None:
-        return
-    store, log = found
-    record = GuardrailRecord(
-        run_id=ctx.correlation_id, scope=ctx.scope.key(), guardrail=trip.guardrail,
-        where=trip.where, reason=trip.reason, time=time.time(), call_id=call_id,
-        info=trip.info,
-    )
-    try:
-        await store.append(log, record)
-    except Exception:
-        _log.warning("audit store failed to append a guardrail record; continuing",
-                     exc_info=True)
