@@ -6,6 +6,7 @@ in the checkpoint."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -282,3 +283,36 @@ def test_a_tool_with_a_bad_guardrail_is_a_definition_error() -> None:
     assert str(refused.value) == (
         "tool 'body': a guardrail is a function g(value) or g(value, ctx), sync or async, or "
         "an object with such a __call__ (e.g. PII(), MaxLength(1000)); got 'PII'")
+
+
+async def test_a_trip_on_one_result_lets_the_calls_under_way_finish_and_starts_no_other(
+) -> None:
+    release = asyncio.Event()
+
+    @tool(side_effecting=False)
+    async def slow(q: str) -> str:
+        """Look a question up in the slow archive and return the answer text."""
+        await release.wait()  # still running when the other call's result trips
+        ran.append(f"slow {q}")
+        return "archived"
+
+    def bad_page(value: Any) -> Tripwire | None:
+        if not isinstance(value, str):
+            return None  # the arguments pass; the result trips
+        release.set()
+        return Tripwire("the page is not allowed")
+
+    @tool(side_effecting=False, guardrails=[bad_page])
+    def page(url: str) -> str:
+        """Fetch a web page and return its text, for reading what the page says."""
+        return "text"
+
+    calls = (ToolCall("c1", "slow", {"q": "x"}), ToolCall("c2", "page", {"url": "u"}),
+             ToolCall("c3", "slow", {"q": "never"}))
+    llm = FakeLLM.script([Turn(tool_calls=calls)])
+    agent = Agent("desk", "fake", "p", cognition=ReActCognition([slow, page], max_concurrency=2))
+    result = await agent.run("go", make_test_ctx(llm=llm))
+    assert result.stop_reason == "guardrail"
+    assert result.guardrail == GuardrailTrip(
+        "bad_page", "tool page result", "the page is not allowed")
+    assert ran == ["slow x"]
