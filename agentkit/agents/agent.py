@@ -6,13 +6,14 @@ The face of the run lifecycle: every method here opens, resumes or recovers a ru
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkit.agents import lifecycle
 from agentkit.agents.cognition.single_call import SingleCallCognition
 from agentkit.agents.conversation import Opening
 from agentkit.agents.events import AgentEvent, events_of
+from agentkit.agents.guarding import guardrails_of
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.lifecycle import Cognition, memory_prompt
 from agentkit.agents.nested import run_delegated
@@ -52,11 +53,12 @@ class Agent:
     ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries, or
     (:class:`Summarize`) replaces its older turns by a summary. ``tool_timeout=`` is how
     many seconds a tool call may run when its tool declares no ``timeout=`` itself.
+    ``*_guardrails=`` check the task, answer and tool calls (:mod:`~agentkit.agents.guarding`).
     """
 
-    __slots__ = ("cognition", "description", "history", "max_output_repairs", "memory",
-                 "memory_k", "model", "name", "output", "output_spec", "prompt", "settings",
-                 "tool_timeout")
+    __slots__ = ("cognition", "description", "guardrails", "history", "max_output_repairs",
+                 "memory", "memory_k", "model", "name", "output", "output_spec", "prompt",
+                 "settings", "tool_timeout")
 
     def __init__(
         self,
@@ -73,23 +75,21 @@ class Agent:
         settings: ModelSettings | None = None,
         history: HistoryPolicy | Summarize | None = None,
         tool_timeout: float | None = None,
+        input_guardrails: Iterable[Any] = (), output_guardrails: Iterable[Any] = (),
+        tool_guardrails: Iterable[Any] = (),
         tools: None = None,
     ) -> None:
         if tools is not None:
-            raise TypeError(
-                "Agent has no tools= keyword: tools live on the cognition. "
-                "Use Agent(..., cognition=ReActCognition(tools=[...]))."
-            )
+            raise TypeError("Agent has no tools= keyword: tools live on the cognition. "
+                            "Use Agent(..., cognition=ReActCognition(tools=[...])).")
         if not name or not isinstance(name, str):
             raise ValueError(f"an agent needs a non-empty name, got {name!r}")
         check_memory(memory, memory_k)
         if settings is not None and not isinstance(settings, ModelSettings):
             raise TypeError(f"Agent(settings=...) takes a ModelSettings, got {settings!r}")
         if not is_seconds(tool_timeout):
-            raise ValueError(
-                "Agent(tool_timeout=...) takes a positive number of seconds or None, "
-                f"got {tool_timeout!r}"
-            )
+            raise ValueError("Agent(tool_timeout=...) takes a positive number of seconds "
+                             f"or None, got {tool_timeout!r}")
         self.name = name
         self.model = model
         self.prompt = prompt
@@ -103,6 +103,7 @@ class Agent:
         self.settings = settings if settings is not None else NO_SETTINGS
         self.history = agent_history(history, model)
         self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
+        self.guardrails = guardrails_of(input_guardrails, output_guardrails, tool_guardrails)
 
     async def run(
         self,

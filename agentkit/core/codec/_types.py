@@ -29,6 +29,8 @@ AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.Audio": ("agentkit.core.contracts.media", "Audio"),
     "agentkit.File": ("agentkit.core.contracts.media", "File"),
     "agentkit.AuditRecord": ("agentkit.core.policies.audit", "AuditRecord"),
+    "agentkit.GuardrailTrip": ("agentkit.core.guardrails.running", "GuardrailTrip"),
+    "agentkit.GuardrailRecord": ("agentkit.core.guardrails.tripped", "GuardrailRecord"),
     "agentkit.Suspended": ("agentkit.agents.result", "Suspended"),
     "agentkit.AgentResult": ("agentkit.agents.result", "AgentResult"),
     "agentkit.RunState": ("agentkit.agents.run_state", "RunState"),
