@@ -244,3 +244,98 @@ async def test_a_crash_at_any_write_never_repeats_the_side_effect_or_loses_the_a
         ("after", 7): (1, "complete in the registry", DONE),
         ("never", 0): (1, "acknowledged", DONE),
     }
+
+
+# -- the blind claim and delegation -----------------------------------------------------
+
+
+class _Writes:
+    """A real store, with each checkpoint write logged: the run's key and its status
+    with the ids of its open calls."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.log: list[tuple[str, str, tuple[str, ...]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def _note(self, key: str, value: Any) -> None:
+        self.log.append((key.removeprefix("checkpoint:"), value.status,
+                         tuple(c.id for c in value.open_calls)))
+
+    async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
+        version = await self.store.set_versioned(key, value, expected_version=expected_version)
+        if key.startswith("checkpoint:"):
+            self._note(key, value)
+        return version
+
+    async def set_versioned_with_run(
+        self, key: str, value: Any, *, expected_version: int, record: RunRecord
+    ) -> int:
+        version = await self.store.set_versioned_with_run(  # type: ignore[attr-defined]
+            key, value, expected_version=expected_version, record=record
+        )
+        self._note(key, value)
+        return version
+
+
+async def test_a_new_run_under_the_id_of_a_finished_one_claims_over_it_unread_first() -> None:
+    """A new run claims at version 0 without reading; the finished run found there is
+    judged (finished: the new run goes over it), an unfinished one refuses the new run."""
+    writes = _Writes(InMemoryStore())
+    for _ in range(2):
+        ctx = make_test_ctx(FakeLLM.script(SCRIPT), store=writes, correlation_id="r1")  # type: ignore[arg-type]
+        assert (await WEATHER.run("What is the weather in Lisbon?", ctx)).output == (
+            "Sunny in Lisbon."
+        )
+    assert writes.log == [("r1:weather", "running", ()), ("r1:weather", "complete", ())] * 2
+    assert (await writes.store.get_versioned("checkpoint:r1:weather"))[1] == 4
+
+    held = ToolCall("c1", "refund", {"order_id": "A-1"})
+    await DESK.run("Refund order A-1", make_test_ctx(
+        FakeLLM.script([Turn(tool_calls=(held,))]), store=writes, autonomy="gated",  # type: ignore[arg-type]
+        correlation_id="r2",
+    ))
+    stuck = make_test_ctx(FakeLLM.script([]), store=writes, autonomy="gated",  # type: ignore[arg-type]
+                          correlation_id="r2")
+    with pytest.raises(RunNotResumable) as refused:
+        await DESK.run("Refund order A-1", stuck)
+    assert str(refused.value) == (
+        "run 'r2' cannot be resumed: agent 'desk' already has a suspended run under this run "
+        "id; resume it with agent.resume(...) or start the new run on a fresh context"
+    )
+
+
+@tool(side_effecting=False, idempotent=True)
+async def lookup(order_id: str) -> str:
+    """Look up a customer order and return its current status line."""
+    return f"{order_id} shipped"
+
+
+async def test_a_call_that_delegates_starts_only_once_the_checkpoint_naming_it_is_written() -> None:
+    """A sub-run's own calls may change the world, so the delegating call waits for the
+    checkpoint that names it, as a side-effecting call does; a read-only call does not."""
+    from agentkit.tools import as_tool
+
+    clerk = Agent("clerk", "fake", "p", cognition=ReActCognition(tools=[lookup]))
+    ask = as_tool(clerk, name="ask_clerk", description="Ask the clerk where an order stands.",
+                  side_effecting=False)
+    boss = Agent("boss", "fake", "p", cognition=ReActCognition(tools=[ask]))
+    delegate = ToolCall("d1", "ask_clerk", {"task": "Where is A-1?"})
+    look = ToolCall("s1", "lookup", {"order_id": "A-1"})
+    llm = FakeLLM.script([
+        Turn(tool_calls=(delegate,)),  # the boss
+        Turn(tool_calls=(look,)), Turn(content="A-1 shipped."),  # the clerk
+        Turn(content="It shipped."),  # the boss
+    ])
+    writes = _Writes(InMemoryStore())
+    ctx = make_test_ctx(llm, store=writes, correlation_id="r1")  # type: ignore[arg-type]
+    assert (await boss.run("Where is my order?", ctx)).output == "It shipped."
+    assert writes.log == [
+        ("r1:boss", "running", ()),  # the claim
+        ("r1:boss", "running", ("d1",)),  # before the delegating call starts
+        ("r1:boss/d1", "running", ()),  # the sub-run's claim; its lookup is held
+        ("r1:boss/d1", "complete", ()),
+        ("r1:boss", "complete", ()),
+    ]
