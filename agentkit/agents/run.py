@@ -125,8 +125,7 @@ class AgentRun:
         self.status: RunStatus = state.status
         self.messages: list[Message] = list(state.messages)
         self.usage: Usage = state.usage
-        # Frozen and replaced once per model call, so every checkpoint and the result
-        # share it rather than copy it.
+        # Frozen, replaced once per model call: checkpoints and the result share it.
         self.usage_by_model: FrozenDict[str, Usage] = state.usage_by_model
         self.steps = state.steps
         self.open_calls: tuple[ToolCall, ...] = state.open_calls
@@ -146,10 +145,9 @@ class AgentRun:
         self.error: BaseException | None = None
         self.guardrail = state.guardrail  # set by the trip that ends the run
         self.interrupted: frozenset[str] = frozenset()
-        """Calls that were open and unanswered when this run was recovered: each may
-        have started before the crash, so its intent is consulted before it runs."""
-        self.rerun: set[str] = set()
-        """Interrupted calls that run again: a sub-run one of them started continues."""
+        """Calls open and unanswered when this run was recovered: each may have started
+        before the crash, so its intent is consulted before it runs."""
+        self.rerun: set[str] = set()  # interrupted calls that run again (a sub-run continues)
         self._owner = this_owner()
         self.unsaved = False  # a step's checkpoint is held, not yet written
 
