@@ -349,9 +349,24 @@ class Message:
     tagged with its provider, sent back only to that provider."""
 
     def __post_init__(self) -> None:
+        if self.attachments:
+            _media_seen[0] = True
         if self.reasoning:
             _check_reasoning(self.reasoning, "Message")
             object.__setattr__(self, "reasoning", tuple(self.reasoning))
+
+
+_media_seen: list[bool] = [False]
+"""True once this process has built a :class:`Message` with attachments (every way of
+making one runs ``__post_init__``: the constructor, ``dataclasses.replace``, the store
+codec); never set back."""
+
+
+def media_in_messages() -> bool:
+    """Whether any message with attachments was built in this process. Until one was,
+    no value can hold media in its messages, so a store that keeps media by reference
+    (``agentkit.state.media_refs``) has nothing to look for in a checkpoint."""
+    return _media_seen[0]
 
 
 def _check_reasoning(parts: Any, owner: str) -> None:
