@@ -10,9 +10,11 @@ import decimal
 import importlib
 import json
 import math
+import operator
 import re
 import uuid
 from collections.abc import Callable, Mapping
+from math import isfinite
 from typing import Any
 
 from agentkit.core.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
@@ -27,7 +29,28 @@ FORMAT_VERSION = 1
 _TAG = "$"
 
 # Built once: json.dumps with non-default options builds a new encoder on every call.
-_json_text = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+_python_json = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# The C encoder json.JSONEncoder.encode ends in, with the same options, built once: every
+# store write encodes, and the Python layers around it were a fifth of a small value's
+# calls. Without a circular-reference check: the body _encode builds is new lists and
+# dicts, so a cycle in the value has already stopped _encode (RecursionError).
+_make_c_encoder = getattr(json.encoder, "c_make_encoder", None)
+_chunks = None if _make_c_encoder is None else _make_c_encoder(
+    None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False
+)
+_join = "".join
+
+
+def _json_text(body: Any) -> str:
+    return _python_json(body) if _chunks is None else _join(_chunks(body, 0))
+
+
 _ENVELOPE_OPEN = f'{{"agentkit":{FORMAT_VERSION},"value":'
 # Deepest JSON nesting a value may have. Reading costs more stack per level than writing,
 # so without a common bound dumps() could write a checkpoint loads() cannot read back.
@@ -169,13 +192,20 @@ def _dataclass_encoder(cls: type, tag: str) -> Callable[[Any], dict[str, Any]]:
         else:
             fields.append((f.name, False, None))
     plain = (str, int, bool, type(None))
+    # All the fields in one call (a tuple, or the value itself for a single field).
+    read_all = operator.attrgetter(*[name for name, _, _ in fields]) if fields else None
+    single = len(fields) == 1
 
     def encode(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {_TAG: tag}
+        if read_all is None:
+            return out
+        items = read_all(value)
         name = ""
         try:
-            for name, has_default, default in fields:
-                item = getattr(value, name)
+            for (name, has_default, default), item in zip(
+                fields, (items,) if single else items, strict=True
+            ):
                 kind = type(item)
                 if (
                     has_default
@@ -184,7 +214,10 @@ def _dataclass_encoder(cls: type, tag: str) -> Callable[[Any], dict[str, Any]]:
                     and (kind is not float or repr(item) == repr(default))  # keep -0.0
                 ):
                     continue
-                out[name] = item if kind in plain else _encode(item)
+                if kind in plain or (kind is float and isfinite(item)):
+                    out[name] = item
+                else:
+                    out[name] = _encode(item)
         except _Unstorable as exc:
             exc.path.append(f".{name}")
             raise
@@ -236,8 +269,6 @@ def register(
     fields_of = encode
 
     def encode_tagged(value: Any) -> dict[str, Any]:
-        if fast is not None:
-            return fast(value)
         out: dict[str, Any] = {_TAG: tag}
         for name, item in fields_of(value).items():
             if name == _TAG:
@@ -255,7 +286,7 @@ def register(
         return rebuild({k: _decode(v) for k, v in payload.items() if k != _TAG})
 
     _owners[tag] = cls
-    _encoders[cls] = encode_tagged
+    _encoders[cls] = encode_tagged if fast is None else fast
     _decoders[tag] = decode_tagged
 
 
@@ -275,7 +306,12 @@ def dumps(value: Any) -> str:
         text = _json_text(body)
     except (ValueError, RecursionError) as exc:  # an int too long for str(), say
         raise NotStorable(f"{type(value).__name__} JSON cannot hold ({exc})", "$") from None
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:
+    # Nesting deeper than MAX_DEPTH takes more than 2 * MAX_DEPTH brackets.
+    if (
+        len(text) > 2 * MAX_DEPTH
+        and text.count("[") + text.count("{") > MAX_DEPTH
+        and _depth(text) > MAX_DEPTH
+    ):
         raise NotStorable(_too_deep(value), "$")
     return _ENVELOPE_OPEN + text + "}"
 

@@ -6,6 +6,7 @@ Argument objects are frozen deeply (see :mod:`agentkit.core.contracts.frozen`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -97,11 +98,17 @@ class Scope:
         is ``"org#1:dom#2"``, another tenant than ``Scope(1, 2)``), and a string that
         starts with ``#`` gets a second one, so no string id can spell another's key.
         """
-        return f"org{_key_part(self.org_id)}:dom{_key_part(self.domain_id)}"
+        return _scope_key(self.org_id, self.domain_id)
 
 
 _INT_TEXT = re.compile(r"0|-?[1-9][0-9]*")
 """What ``str()`` of an int looks like: the strings a key could confuse with one."""
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _scope_key(org_id: int | str, domain_id: int | str) -> str:
+    # Every tool call's audit record and idempotency key embeds it: made once per tenant.
+    return f"org{_key_part(org_id)}:dom{_key_part(domain_id)}"
 
 
 def _key_part(value: int | str) -> str:
