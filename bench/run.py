@@ -86,13 +86,13 @@ async def forecast(city: str, days: int = 3) -> str:
     return city
 
 
-@tool(side_effecting=False, idempotent=True)
+@tool(side_effecting=False, idempotent=True, name="forecast")
 def forecast_sync(city: str, days: int = 3) -> str:
     """Return a short weather forecast for a city over the next few days."""
     return city
 
 
-@tool(side_effecting=False, idempotent=True)
+@tool(side_effecting=False, idempotent=True, name="forecast")
 async def forecast_remote(city: str, days: int = 3) -> str:
     """Return a short weather forecast for a city over the next few days."""
     await asyncio.sleep(0)  # its answer arrives on a later turn of the loop, as I/O does
@@ -244,7 +244,7 @@ async def _agent_run(llm_type: type[FakeLLM] = FakeLLM, agent: Agent = AGENT) ->
     # A run as a caller makes one: its own context (new run id, store) and model.
     ctx = make_test_ctx(llm=llm_type.script(SCRIPT))
     result = await agent.run(TASK, ctx)
-    if result.output != SCRIPT[-1].content:
+    if result.output != SCRIPT[-1].content or result.messages[2].is_error:
         raise AssertionError(f"the benchmark run did not complete: {result!r}")
 
 
