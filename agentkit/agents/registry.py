@@ -43,6 +43,8 @@ def waiting_calls(suspended: Suspended, since: float) -> tuple[WaitingCall, ...]
 def _data(output: Any) -> Any:
     # The record is data in the store: an output that is not (a structured type) is
     # kept as its text, which is what a face would show of it anyway.
+    if output is None or type(output) is str:
+        return output
     try:
         dumps(output)
     except NotStorable:

@@ -66,6 +66,7 @@ class InMemoryStore:
         # values, written twice per run), and their positions (created, run id) kept
         # sorted, so a page is a bisect away.
         self._runs: dict[str, RunRecord] = {}
+        self._created: dict[str, float] = {}
         self._run_order: list[tuple[float, str]] = []
         self._clock = clock
 
@@ -173,17 +174,23 @@ class InMemoryStore:
 
     async def put_run(self, record: RunRecord) -> None:
         """Write the registry record of a run; an existing record's ``created`` is kept."""
-        known = self._runs.get(record.run_id)
-        if known is not None:
-            if known.created != record.created:
-                record = dataclasses.replace(record, created=known.created)
-        else:
+        if record.run_id not in self._runs:
             bisect.insort(self._run_order, (record.created, record.run_id))
+            self._created[record.run_id] = record.created
         self._runs[record.run_id] = record
+
+    def _record(self, run_id: str) -> RunRecord:
+        # The first write's ``created`` is put back when the record is read, not at every
+        # write: a run writes its record twice, and most are never read in process.
+        record = self._runs[run_id]
+        created = self._created[run_id]
+        if record.created != created:
+            record = self._runs[run_id] = dataclasses.replace(record, created=created)
+        return record
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The registry record of ``run_id``, or None."""
-        return self._runs.get(run_id)
+        return self._record(run_id) if run_id in self._runs else None
 
     async def list_runs(self, query: RunQuery) -> RunPage:
         """One page of runs matching ``query``, newest first."""
@@ -193,7 +200,7 @@ class InMemoryStore:
         )
         found: list[RunRecord] = []
         for at in range(end - 1, -1, -1):
-            record = self._runs[order[at][1]]
+            record = self._record(order[at][1])
             if query.matches(record):
                 if len(found) == query.limit:
                     return RunPage(tuple(found), cursor_after(found[-1]))
