@@ -6,13 +6,11 @@ import base64
 import binascii
 import dataclasses
 import datetime as dt
-import decimal
 import importlib
 import json
 import math
 import operator
 import re
-import uuid
 from collections.abc import Callable, Mapping
 from math import isfinite
 from typing import Any
@@ -92,9 +90,24 @@ def _encode(value: Any) -> Any:
     return encoder(value)
 
 
+# Written as their text. Their modules are not imported here (uuid imports platform,
+# decimal numbers): a value of one exists only once its program imported the module.
+_TEXT_TYPES = {("uuid", "UUID"): "uuid", ("decimal", "Decimal"): "decimal"}
+
+
+def _stdlib(name: str) -> Any:
+    return importlib.import_module(name)
+
+
 def _adopt(kind: type) -> Callable[[Any], Any] | None:
-    """Register one of agentkit's own types the first time one is written."""
-    tag = _AGENTKIT_TAGS.get((kind.__module__, kind.__qualname__))
+    """Register one of agentkit's own types (or a UUID, a Decimal) the first time one
+    is written."""
+    place = (kind.__module__, kind.__qualname__)
+    text_tag = _TEXT_TYPES.get(place)
+    if text_tag is not None:
+        encoder = _encoders[kind] = _tagged(text_tag, str)
+        return encoder
+    tag = _AGENTKIT_TAGS.get(place)
     if tag is None:
         return None
     register(kind, tag=tag)
@@ -479,8 +492,6 @@ def _install() -> None:
     _encoders[dt.timedelta] = _tagged(
         "timedelta", lambda v: [v.days, v.seconds, v.microseconds]
     )
-    _encoders[decimal.Decimal] = _tagged("decimal", str)
-    _encoders[uuid.UUID] = _tagged("uuid", str)
 
     _decoders["tuple"] = lambda data: tuple(_decode_list(data))
     _decoders["set"] = lambda data: set(_decode_list(data))
@@ -494,8 +505,8 @@ def _install() -> None:
     _decoders["date"] = _date(dt.date)
     _decoders["time"] = _date(dt.time)
     _decoders["timedelta"] = lambda data: dt.timedelta(*_decode_timedelta(data))
-    _decoders["decimal"] = lambda data: decimal.Decimal(_decode_str(data))
-    _decoders["uuid"] = lambda data: uuid.UUID(_decode_str(data))
+    _decoders["decimal"] = lambda data: _stdlib("decimal").Decimal(_decode_str(data))
+    _decoders["uuid"] = lambda data: _stdlib("uuid").UUID(_decode_str(data))
 
 
 def _decode_timedelta(data: dict[str, Any]) -> tuple[int, int, int]:
