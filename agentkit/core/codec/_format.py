@@ -10,11 +10,12 @@ import importlib
 import json
 import math
 import operator
-import re
 from collections.abc import Callable, Mapping
 from math import isfinite
 from typing import Any
 
+from agentkit.core.codec._json import depth as _depth
+from agentkit.core.codec._json import json_text as _json_text
 from agentkit.core.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.state_errors import CheckpointCorrupt, NotStorable
@@ -26,34 +27,10 @@ FORMAT_VERSION = 1
 
 _TAG = "$"
 
-# Built once: json.dumps with non-default options builds a new encoder on every call.
-_python_json = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
-
-
-def _not_json(value: Any) -> Any:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# The C encoder json.JSONEncoder.encode ends in, with the same options, built once: every
-# store write encodes, and the Python layers around it were a fifth of a small value's
-# calls. Without a circular-reference check: the body _encode builds is new lists and
-# dicts, so a cycle in the value has already stopped _encode (RecursionError).
-_make_c_encoder = getattr(json.encoder, "c_make_encoder", None)
-_chunks = None if _make_c_encoder is None else _make_c_encoder(
-    None, _not_json, json.encoder.encode_basestring_ascii, None, ":", ",", False, False, False
-)
-_join = "".join
-
-
-def _json_text(body: Any) -> str:
-    return _python_json(body) if _chunks is None else _join(_chunks(body, 0))
-
-
 _ENVELOPE_OPEN = f'{{"agentkit":{FORMAT_VERSION},"value":'
 # Deepest JSON nesting a value may have. Reading costs more stack per level than writing,
 # so without a common bound dumps() could write a checkpoint loads() cannot read back.
 MAX_DEPTH = 200
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 Encoder = Callable[[Any], Mapping[str, Any]]
 Decoder = Callable[[dict[str, Any]], Any]
@@ -331,18 +308,6 @@ def dumps(value: Any) -> str:
 
 def _too_deep(value: Any) -> str:
     return f"{type(value).__name__} nested more than {MAX_DEPTH} levels (as JSON)"
-
-
-def _depth(text: str) -> int:
-    """The deepest bracket nesting of JSON ``text``, brackets inside strings skipped."""
-    depth = deepest = 0
-    for token in _JSON_TOKENS.findall(text):
-        if token in ("[", "{"):
-            depth += 1
-            deepest = max(deepest, depth)
-        elif token in ("]", "}"):
-            depth -= 1
-    return deepest
 
 
 # -- decoding -------------------------------------------------------------------------

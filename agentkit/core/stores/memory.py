@@ -65,8 +65,7 @@ class InMemoryStore:
         # The run registry: records by run id, by reference like checkpoints (frozen
         # values, written twice per run), and their positions (created, run id) kept
         # sorted, so a page is a bisect away.
-        self._runs: dict[str, RunRecord] = {}
-        self._created: dict[str, float] = {}
+        self._runs: dict[str, tuple[RunRecord, float]] = {}
         self._run_order: list[tuple[float, str]] = []
         self._clock = clock
 
@@ -174,18 +173,20 @@ class InMemoryStore:
 
     async def put_run(self, record: RunRecord) -> None:
         """Write the registry record of a run; an existing record's ``created`` is kept."""
-        if record.run_id not in self._runs:
+        known = self._runs.get(record.run_id)
+        if known is None:
             bisect.insort(self._run_order, (record.created, record.run_id))
-            self._created[record.run_id] = record.created
-        self._runs[record.run_id] = record
+            self._runs[record.run_id] = (record, record.created)
+        else:
+            self._runs[record.run_id] = (record, known[1])
 
     def _record(self, run_id: str) -> RunRecord:
         # The first write's ``created`` is put back when the record is read, not at every
         # write: a run writes its record twice, and most are never read in process.
-        record = self._runs[run_id]
-        created = self._created[run_id]
+        record, created = self._runs[run_id]
         if record.created != created:
-            record = self._runs[run_id] = dataclasses.replace(record, created=created)
+            record = dataclasses.replace(record, created=created)
+            self._runs[run_id] = (record, created)
         return record
 
     async def get_run(self, run_id: str) -> RunRecord | None:
