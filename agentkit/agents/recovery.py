@@ -38,7 +38,7 @@ async def settle_interrupted(run: AgentRun, registry: ToolRegistry) -> bool:
             continue
         how, value = await settle(run.ctx, run.key, call, registry.get(call.name))
         if how == "run":
-            run.rerun.add(call.id)  # a sub-run it started continues
+            run.rerun = run.rerun | {call.id}  # a sub-run it started continues
         elif how == "finished":
             run.answered[call.id] = value
             settled.append(call)

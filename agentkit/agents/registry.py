@@ -45,6 +45,8 @@ def _data(output: Any) -> Any:
     # The record is data in the store: a structured output (a dataclass, a Pydantic
     # model) is kept as its JSON data, the shape its schema describes, so a face can
     # hand it on as data (A2A's data part); anything else that is not data, as its text.
+    if output is None or type(output) is str:
+        return output
     for form in (output, _jsonable(output)):
         try:
             dumps(form)

@@ -5,9 +5,8 @@ every step, each save a compare-and-set on the checkpoint's version so only one 
 can own a run (steps a crash could not repeat or lose are held and written together:
 :mod:`agentkit.agents.durability`). The effects (calling the model, calling a tool,
 writing the checkpoint) go through the run's :class:`~agentkit.agents.effects.Effects`,
-one value in and one out, so the same loop runs in-process or on another engine. Each
-tool call of a turn comes back as one outcome value; the turn is settled from those
-values once every call is in.
+one value in and one out, so the same loop runs in-process or on another engine. A
+turn is settled from its tool calls' outcome values once every call is in.
 """
 
 from __future__ import annotations
@@ -101,20 +100,21 @@ class RunAgent(Protocol):
     def tool_timeout(self) -> float | None: ...
 
 
+_NO_CALLS: frozenset[str] = frozenset()  # shared: each run held two, 216 bytes each
+
+
 class AgentRun:
     """The mutable working state of one run, and the steps that change it."""
 
-    def __init__(
-        self,
-        agent: RunAgent,
-        ctx: RunContext,
-        state: RunState,
-        *,
-        key: str,
-        version: int,
-        effects: Effects,
-        sink: EventSink | None = None,
-    ) -> None:
+    # Slots: a thousand runs in flight each held a 1.5 KB attribute dict.
+    __slots__ = ("_owner", "agent", "answered", "ctx", "decisions", "effects", "error",
+                 "extra_system", "guardrail", "history_len", "interrupted", "key", "messages",
+                 "nested", "open_calls", "output", "pending", "questions", "repairs", "rerun",
+                 "run_id", "session", "session_rows", "session_version", "settings", "sink",
+                 "status", "steps", "unsaved", "usage", "usage_by_model", "version")
+
+    def __init__(self, agent: RunAgent, ctx: RunContext, state: RunState, *, key: str,
+                 version: int, effects: Effects, sink: EventSink | None = None) -> None:
         self.agent = agent
         self.ctx = ctx
         self.key = key
@@ -144,10 +144,9 @@ class AgentRun:
         self.output: Any = None
         self.error: BaseException | None = None
         self.guardrail = state.guardrail  # set by the trip that ends the run
-        self.interrupted: frozenset[str] = frozenset()
-        """Calls open and unanswered when this run was recovered: each may have started
-        before the crash, so its intent is consulted before it runs."""
-        self.rerun: set[str] = set()  # interrupted calls that run again (a sub-run continues)
+        # Calls open and unanswered at recovery: each may have started, so its intent rules.
+        self.interrupted: frozenset[str] = _NO_CALLS
+        self.rerun: frozenset[str] = _NO_CALLS  # interrupted calls that run again
         self._owner = this_owner()
         self.unsaved = False  # a step's checkpoint is held, not yet written
 
@@ -437,7 +436,8 @@ class AgentRun:
         if decision.kind == "sub_run":
             wake, below = self.nested.get(call.id), decision.decisions
         again = call.id in self.rerun
-        self.rerun.discard(call.id)
+        if again:
+            self.rerun = self.rerun - {call.id}
         job = ToolJob(self.run_id, self.key, self.ctx.scope, self.ctx.autonomy, call, arguments,
                       self.agent.model, answers, wake, below, note=note, again=again,
                       timeout=self.agent.tool_timeout)

@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from agentkit.core.contracts.media import Audio, File, Image, Media
 from agentkit.core.contracts.ports import Store
-from agentkit.core.contracts.types import Message
+from agentkit.core.contracts.types import Message, media_in_messages
 from agentkit.state.blobs import get_blob, put_blob
 
 __all__ = ["StoredMedia", "by_reference", "by_value"]
@@ -50,8 +50,10 @@ async def by_reference(store: Store, value: Any) -> Any:
             return StoredMedia(key, dataclasses.replace(media, data=b""))
         return media
 
-    if not _holds_media(value):
-        return value  # the common case, checked without a coroutine per node
+    # The common case, told apart at no cost while the process has never built a message
+    # with media, and otherwise by a plain scan before any coroutine runs.
+    if not media_in_messages() or not _holds_media(value):
+        return value
     return await _mapped(value, stored)
 
 
@@ -67,7 +69,7 @@ async def by_value(store: Store, value: Any) -> Any:
             return dataclasses.replace(media.media, data=data)
         return media
 
-    if not _holds_media(value):
+    if not media_in_messages() or not _holds_media(value):
         return value
     return await _mapped(value, loaded)
 

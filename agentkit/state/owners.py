@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import socket
-import uuid
 
 __all__ = ["owner_alive", "this_owner"]
 
@@ -45,7 +44,7 @@ _owner = ""
 def _renew() -> None:
     global _owner
     pid = os.getpid()
-    _owner = f"{_HOST}|{pid}|{_BOOT}|{_start_time(pid)}|{uuid.uuid4().hex}"
+    _owner = f"{_HOST}|{pid}|{_BOOT}|{_start_time(pid)}|{os.urandom(16).hex()}"
 
 
 _renew()

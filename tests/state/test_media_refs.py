@@ -15,6 +15,7 @@ from typing import Any
 
 from agentkit.agents import Agent
 from agentkit.agents.run_state import RunState
+from agentkit.core.codec import dumps
 from agentkit.core.contracts.media import File, Image
 from agentkit.core.contracts.types import Message, Scope
 from agentkit.core.testing import FakeLLM, make_test_ctx
@@ -149,3 +150,41 @@ async def test_a_checkpoint_written_with_media_inline_still_loads(tmp_path: Path
     async with SQLiteStore(tmp_path / "old.db") as store:
         await store.set_versioned("checkpoint:run-1:clerk", state, expected_version=0)
         assert await StoreCheckpointer(store).load("run-1:clerk") == (state, 1)
+
+
+_FRESH_PROCESS = """\
+import asyncio, sys
+from agentkit.core.contracts.media import Image
+from agentkit.core.contracts.types import Message, media_in_messages
+from agentkit.core.codec import loads
+from agentkit.core.stores import InMemoryStore
+from agentkit.state.media_refs import by_reference
+
+plain = (Message("user", "hi"), Message("assistant", "hello"))
+print(media_in_messages())
+if sys.argv[1] == "decoded":
+    # A message with media read back from a store is built like any other.
+    loads(sys.argv[2], key="checkpoint:r1")
+else:
+    message = Message("user", "look", attachments=(Image(b"\\x89PNG", "image/png"),))
+print(media_in_messages())
+message = Message("user", "look", attachments=(Image(b"\\x89PNG", "image/png"),))
+stored = asyncio.run(by_reference(InMemoryStore(), (*plain, message)))
+print(type(stored[2].attachments[0]).__name__)
+"""
+
+
+def test_a_save_skips_the_media_scan_only_while_no_message_with_media_exists() -> None:
+    """The cheap check before a checkpoint is searched for media: False in a process
+    that never built a message with attachments, True from the first one, however it
+    was built (constructed, or decoded from a store), and media are then stored by
+    reference as always."""
+    encoded = dumps(Message("user", "x", attachments=(Image(b"\x89PNG", "image/png"),)))
+    outputs = []
+    for how in ("built", "decoded"):
+        result = subprocess.run(
+            [sys.executable, "-c", _FRESH_PROCESS, how, encoded],
+            capture_output=True, text=True, check=True, timeout=120,
+        )
+        outputs.append(result.stdout.split())
+    assert outputs == [["False", "True", "StoredMedia"], ["False", "True", "StoredMedia"]]

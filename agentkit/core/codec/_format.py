@@ -6,15 +6,16 @@ import base64
 import binascii
 import dataclasses
 import datetime as dt
-import decimal
 import importlib
 import json
 import math
-import re
-import uuid
+import operator
 from collections.abc import Callable, Mapping
+from math import isfinite
 from typing import Any
 
+from agentkit.core.codec._json import depth as _depth
+from agentkit.core.codec._json import json_text as _json_text
 from agentkit.core.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.state_errors import CheckpointCorrupt, NotStorable
@@ -26,13 +27,10 @@ FORMAT_VERSION = 1
 
 _TAG = "$"
 
-# Built once: json.dumps with non-default options builds a new encoder on every call.
-_json_text = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode
 _ENVELOPE_OPEN = f'{{"agentkit":{FORMAT_VERSION},"value":'
 # Deepest JSON nesting a value may have. Reading costs more stack per level than writing,
 # so without a common bound dumps() could write a checkpoint loads() cannot read back.
 MAX_DEPTH = 200
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 Encoder = Callable[[Any], Mapping[str, Any]]
 Decoder = Callable[[dict[str, Any]], Any]
@@ -69,9 +67,24 @@ def _encode(value: Any) -> Any:
     return encoder(value)
 
 
+# Written as their text. Their modules are not imported here (uuid imports platform,
+# decimal numbers): a value of one exists only once its program imported the module.
+_TEXT_TYPES = {("uuid", "UUID"): "uuid", ("decimal", "Decimal"): "decimal"}
+
+
+def _stdlib(name: str) -> Any:
+    return importlib.import_module(name)
+
+
 def _adopt(kind: type) -> Callable[[Any], Any] | None:
-    """Register one of agentkit's own types the first time one is written."""
-    tag = _AGENTKIT_TAGS.get((kind.__module__, kind.__qualname__))
+    """Register one of agentkit's own types (or a UUID, a Decimal) the first time one
+    is written."""
+    place = (kind.__module__, kind.__qualname__)
+    text_tag = _TEXT_TYPES.get(place)
+    if text_tag is not None:
+        encoder = _encoders[kind] = _tagged(text_tag, str)
+        return encoder
+    tag = _AGENTKIT_TAGS.get(place)
     if tag is None:
         return None
     register(kind, tag=tag)
@@ -169,13 +182,20 @@ def _dataclass_encoder(cls: type, tag: str) -> Callable[[Any], dict[str, Any]]:
         else:
             fields.append((f.name, False, None))
     plain = (str, int, bool, type(None))
+    # All the fields in one call (a tuple, or the value itself for a single field).
+    read_all = operator.attrgetter(*[name for name, _, _ in fields]) if fields else None
+    single = len(fields) == 1
 
     def encode(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {_TAG: tag}
+        if read_all is None:
+            return out
+        items = read_all(value)
         name = ""
         try:
-            for name, has_default, default in fields:
-                item = getattr(value, name)
+            for (name, has_default, default), item in zip(
+                fields, (items,) if single else items, strict=True
+            ):
                 kind = type(item)
                 if (
                     has_default
@@ -184,7 +204,10 @@ def _dataclass_encoder(cls: type, tag: str) -> Callable[[Any], dict[str, Any]]:
                     and (kind is not float or repr(item) == repr(default))  # keep -0.0
                 ):
                     continue
-                out[name] = item if kind in plain else _encode(item)
+                if kind in plain or (kind is float and isfinite(item)):
+                    out[name] = item
+                else:
+                    out[name] = _encode(item)
         except _Unstorable as exc:
             exc.path.append(f".{name}")
             raise
@@ -236,8 +259,6 @@ def register(
     fields_of = encode
 
     def encode_tagged(value: Any) -> dict[str, Any]:
-        if fast is not None:
-            return fast(value)
         out: dict[str, Any] = {_TAG: tag}
         for name, item in fields_of(value).items():
             if name == _TAG:
@@ -255,7 +276,7 @@ def register(
         return rebuild({k: _decode(v) for k, v in payload.items() if k != _TAG})
 
     _owners[tag] = cls
-    _encoders[cls] = encode_tagged
+    _encoders[cls] = encode_tagged if fast is None else fast
     _decoders[tag] = decode_tagged
 
 
@@ -275,25 +296,18 @@ def dumps(value: Any) -> str:
         text = _json_text(body)
     except (ValueError, RecursionError) as exc:  # an int too long for str(), say
         raise NotStorable(f"{type(value).__name__} JSON cannot hold ({exc})", "$") from None
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(text) > MAX_DEPTH:
+    # Nesting deeper than MAX_DEPTH takes more than 2 * MAX_DEPTH brackets.
+    if (
+        len(text) > 2 * MAX_DEPTH
+        and text.count("[") + text.count("{") > MAX_DEPTH
+        and _depth(text) > MAX_DEPTH
+    ):
         raise NotStorable(_too_deep(value), "$")
     return _ENVELOPE_OPEN + text + "}"
 
 
 def _too_deep(value: Any) -> str:
     return f"{type(value).__name__} nested more than {MAX_DEPTH} levels (as JSON)"
-
-
-def _depth(text: str) -> int:
-    """The deepest bracket nesting of JSON ``text``, brackets inside strings skipped."""
-    depth = deepest = 0
-    for token in _JSON_TOKENS.findall(text):
-        if token in ("[", "{"):
-            depth += 1
-            deepest = max(deepest, depth)
-        elif token in ("]", "}"):
-            depth -= 1
-    return deepest
 
 
 # -- decoding -------------------------------------------------------------------------
@@ -443,8 +457,6 @@ def _install() -> None:
     _encoders[dt.timedelta] = _tagged(
         "timedelta", lambda v: [v.days, v.seconds, v.microseconds]
     )
-    _encoders[decimal.Decimal] = _tagged("decimal", str)
-    _encoders[uuid.UUID] = _tagged("uuid", str)
 
     _decoders["tuple"] = lambda data: tuple(_decode_list(data))
     _decoders["set"] = lambda data: set(_decode_list(data))
@@ -458,8 +470,8 @@ def _install() -> None:
     _decoders["date"] = _date(dt.date)
     _decoders["time"] = _date(dt.time)
     _decoders["timedelta"] = lambda data: dt.timedelta(*_decode_timedelta(data))
-    _decoders["decimal"] = lambda data: decimal.Decimal(_decode_str(data))
-    _decoders["uuid"] = lambda data: uuid.UUID(_decode_str(data))
+    _decoders["decimal"] = lambda data: _stdlib("decimal").Decimal(_decode_str(data))
+    _decoders["uuid"] = lambda data: _stdlib("uuid").UUID(_decode_str(data))
 
 
 def _decode_timedelta(data: dict[str, Any]) -> tuple[int, int, int]:

@@ -6,6 +6,7 @@ Argument objects are frozen deeply (see :mod:`agentkit.core.contracts.frozen`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -97,11 +98,17 @@ class Scope:
         is ``"org#1:dom#2"``, another tenant than ``Scope(1, 2)``), and a string that
         starts with ``#`` gets a second one, so no string id can spell another's key.
         """
-        return f"org{_key_part(self.org_id)}:dom{_key_part(self.domain_id)}"
+        return _scope_key(self.org_id, self.domain_id)
 
 
 _INT_TEXT = re.compile(r"0|-?[1-9][0-9]*")
 """What ``str()`` of an int looks like: the strings a key could confuse with one."""
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _scope_key(org_id: int | str, domain_id: int | str) -> str:
+    # Every tool call's audit record and idempotency key embeds it: made once per tenant.
+    return f"org{_key_part(org_id)}:dom{_key_part(domain_id)}"
 
 
 def _key_part(value: int | str) -> str:
@@ -349,9 +356,24 @@ class Message:
     tagged with its provider, sent back only to that provider."""
 
     def __post_init__(self) -> None:
+        if self.attachments:
+            _media_seen[0] = True
         if self.reasoning:
             _check_reasoning(self.reasoning, "Message")
             object.__setattr__(self, "reasoning", tuple(self.reasoning))
+
+
+_media_seen: list[bool] = [False]
+"""True once this process has built a :class:`Message` with attachments (every way of
+making one runs ``__post_init__``: the constructor, ``dataclasses.replace``, the store
+codec); never set back."""
+
+
+def media_in_messages() -> bool:
+    """Whether any message with attachments was built in this process. Until one was,
+    no value can hold media in its messages, so a store that keeps media by reference
+    (``agentkit.state.media_refs``) has nothing to look for in a checkpoint."""
+    return _media_seen[0]
 
 
 def _check_reasoning(parts: Any, owner: str) -> None:

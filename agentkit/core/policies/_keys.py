@@ -19,20 +19,22 @@ def _json_default(value: Any) -> Any:
     return repr(value)
 
 
+# Built once: json.dumps with these options would build an encoder at every call, and
+# every side-effecting call hashes its arguments and its result.
+_canonical = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), default=_json_default, ensure_ascii=False
+).encode
+
+
 def hash_arguments(arguments: Mapping[str, Any]) -> str:
     """A SHA-256 hex digest of the arguments' canonical JSON."""
-    text = json.dumps(
-        arguments, sort_keys=True, separators=(",", ":"), default=_json_default, ensure_ascii=False
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_canonical(arguments).encode("utf-8")).hexdigest()
 
 
 def hash_value(value: Any) -> str:
     """A SHA-256 hex digest of any value: its canonical JSON when it has one, else repr."""
     try:
-        text = json.dumps(
-            value, sort_keys=True, separators=(",", ":"), default=_json_default, ensure_ascii=False
-        )
+        text = _canonical(value)
     except (TypeError, ValueError):
         text = repr(value)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -205,6 +205,8 @@ class RunContext:
 
 
 def _autonomy(value: Autonomy | str) -> Autonomy:
+    if type(value) is Autonomy:
+        return value
     try:
         return Autonomy(value)
     except ValueError:

@@ -28,6 +28,26 @@ from agentkit.core.stores.inflight import abandon_inflight, join_inflight
 
 __all__ = ["InMemoryStore"]
 
+_INT_BOUND = 1 << 63
+
+
+def _kept(value: Any) -> str | tuple[Any]:
+    """What the store keeps of ``value``: its codec text, or, for a value every store
+    holds as it is and nobody can change (a string, a bool, None, a machine-sized int),
+    the value itself in a 1-tuple. Encoding one of those could not fail, and decoding it
+    would give back an equal value, so they skip the codec (a tool's text result, that
+    ``idempotent()`` records, is the common case)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None or (
+        kind is int and -_INT_BOUND < value < _INT_BOUND
+    ):
+        return (value,)
+    return dumps(value)
+
+
+def _read(kept: str | tuple[Any], key: str) -> Any:
+    return loads(kept, key=key) if type(kept) is str else kept[0]
+
 
 class InMemoryStore:
     """A dict with expiry, single-flight ``get_or_set`` and append-only logs.
@@ -38,14 +58,14 @@ class InMemoryStore:
     """
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self._values: dict[str, tuple[str, float | None]] = {}
-        self._logs: dict[str, list[str]] = {}
+        self._values: dict[str, tuple[str | tuple[Any], float | None]] = {}
+        self._logs: dict[str, list[str | tuple[Any]]] = {}
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._versioned: dict[str, tuple[Any, int]] = {}
         # The run registry: records by run id, by reference like checkpoints (frozen
         # values, written twice per run), and their positions (created, run id) kept
         # sorted, so a page is a bisect away.
-        self._runs: dict[str, RunRecord] = {}
+        self._runs: dict[str, tuple[RunRecord, float]] = {}
         self._run_order: list[tuple[float, str]] = []
         self._clock = clock
 
@@ -57,7 +77,7 @@ class InMemoryStore:
         if expires is not None and self._clock() >= expires:
             del self._values[key]
             return False, None
-        return True, loads(text, key=key)
+        return True, _read(text, key)
 
     @staticmethod
     def _check_ttl(ttl: float | None) -> None:
@@ -74,7 +94,7 @@ class InMemoryStore:
 
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         """Store ``value``; with ``ttl`` seconds it expires."""
-        self._values[key] = (dumps(value), self._expiry(ttl))
+        self._values[key] = (_kept(value), self._expiry(ttl))
 
     async def get_or_set(
         self,
@@ -104,7 +124,7 @@ class InMemoryStore:
         self._inflight[key] = future
         try:
             value = await factory()
-            text = dumps(value)
+            text = _kept(value)
         except BaseException as error:
             abandon_inflight(future, error)
             raise
@@ -125,12 +145,12 @@ class InMemoryStore:
 
     async def append(self, log: str, value: Any) -> None:
         """Append ``value`` to the log named ``log``."""
-        self._logs.setdefault(log, []).append(dumps(value))
+        self._logs.setdefault(log, []).append(_kept(value))
 
     async def list(self, log: str) -> tuple[Any, ...]:
         """Every value appended to ``log``, oldest first."""
         return tuple(
-            loads(text, key=f"{log}[{index}]") for index, text in enumerate(self._logs.get(log, ()))
+            _read(kept, f"{log}[{index}]") for index, kept in enumerate(self._logs.get(log, ()))
         )
 
     async def get_versioned(self, key: str) -> tuple[Any, int]:
@@ -162,16 +182,24 @@ class InMemoryStore:
     async def put_run(self, record: RunRecord) -> None:
         """Write the registry record of a run; an existing record's ``created`` is kept."""
         known = self._runs.get(record.run_id)
-        if known is not None:
-            if known.created != record.created:
-                record = dataclasses.replace(record, created=known.created)
-        else:
+        if known is None:
             bisect.insort(self._run_order, (record.created, record.run_id))
-        self._runs[record.run_id] = record
+            self._runs[record.run_id] = (record, record.created)
+        else:
+            self._runs[record.run_id] = (record, known[1])
+
+    def _record(self, run_id: str) -> RunRecord:
+        # The first write's ``created`` is put back when the record is read, not at every
+        # write: a run writes its record twice, and most are never read in process.
+        record, created = self._runs[run_id]
+        if record.created != created:
+            record = dataclasses.replace(record, created=created)
+            self._runs[run_id] = (record, created)
+        return record
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The registry record of ``run_id``, or None."""
-        return self._runs.get(run_id)
+        return self._record(run_id) if run_id in self._runs else None
 
     async def list_runs(self, query: RunQuery) -> RunPage:
         """One page of runs matching ``query``, newest first."""
@@ -181,7 +209,7 @@ class InMemoryStore:
         )
         found: list[RunRecord] = []
         for at in range(end - 1, -1, -1):
-            record = self._runs[order[at][1]]
+            record = self._record(order[at][1])
             if query.matches(record):
                 if len(found) == query.limit:
                     return RunPage(tuple(found), cursor_after(found[-1]))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
+from agentkit.core.contracts.state_errors import NotStorable
 from agentkit.state.stores import InMemoryStore
 
 DEADLINE = 5.0
@@ -67,3 +71,43 @@ async def test_get_or_set_counts_the_ttl_from_when_the_value_is_stored() -> None
     assert calls == []
     clock.now = 13.0
     assert await store.get("k") is None
+
+
+async def test_plain_values_are_kept_as_they_are_and_everything_else_through_the_codec() -> None:
+    """A string, a bool, None and a machine-sized int skip the codec (every store keeps
+    them, and nobody can change them); a list still comes back as a copy, a huge int
+    and a function are still refused as a durable store would refuse them."""
+    store = InMemoryStore()
+    text = "".join(["refunded ", "A-1"])  # a new object, not an interned constant
+    for key, value in (("s", text), ("b", True), ("n", None), ("i", 2**62), ("f", 1.5)):
+        await store.set(key, value)
+        assert await store.get(key) == value
+    assert await store.get("s") is text
+    listed = [1, {"a": (2, 3)}]
+    await store.set("l", listed)
+    read = await store.get("l")
+    assert (read, read is listed) == ([1, {"a": (2, 3)}], False)
+    value, created = await store.get_or_set("g", _answer("done"))
+    assert (value, created, await store.get("g")) == ("done", True, "done")
+    await store.append("log", "one")
+    await store.append("log", 2)
+    await store.append("log", [3])
+    assert await store.list("log") == ("one", 2, [3])
+    with pytest.raises(NotStorable) as info:
+        await store.set("fn", len)
+    assert str(info.value) == (
+        "cannot store $: type builtin_function_or_method is not storable. Stores keep JSON "
+        "data: None, bool, int, float, str, bytes, bytearray, list, tuple, dict, set, "
+        "frozenset, datetime, date, time, timedelta, Decimal, UUID and agentkit's own values "
+        "(Message, ToolCall, Usage, media, ...). Return plain data from the tool, or register "
+        "the type with agentkit.state.codec.register(...)"
+    )
+    await store.set("big", 10**30)
+    assert await store.get("big") == 10**30
+
+
+def _answer(value: object) -> Callable[[], Awaitable[object]]:
+    async def factory() -> object:
+        return value
+
+    return factory
