@@ -58,9 +58,12 @@ class Approve:
 
 @dataclass(frozen=True, slots=True)
 class Reject:
-    """Do not run the call; the model is told."""
+    """Do not run the call; the model is told (with the person's reason, when given:
+    the form ``"reject: <reason>"``)."""
 
     kind: Literal["reject"] = "reject"
+    reason: str = field(default="", kw_only=True)
+    """Why not, in the person's words; empty when none was given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +113,8 @@ class Undecided:
 Decision = Approve | Reject | EditArguments | AnswerText | ElicitationReply | ForSubRun | Undecided
 """A parsed decision for one pending call."""
 
-_APPROVAL = "'approve', 'reject' or a dict of edited arguments"
+_APPROVAL = "'approve', 'reject', 'reject: <reason>' or a dict of edited arguments"
+_REASON = "reject:"
 _ELICITATION = (
     "{'action': 'accept', 'content': {...}}, {'action': 'decline'}, {'action': 'cancel'} "
     "or {'answer': '...'}"
@@ -140,6 +144,9 @@ def parse(kind: str, value: Any) -> Decision | None:
             return _APPROVE
         if value == "reject":
             return _REJECT
+        if kind != "gate" and isinstance(value, str) and value.startswith(_REASON):
+            reason = value[len(_REASON):].strip()
+            return Reject(reason=reason) if reason else _REJECT
         if kind != "gate" and isinstance(value, Mapping):
             return EditArguments(freeze(value))
         return None
