@@ -39,6 +39,7 @@ __all__ = [
     "checked",
     "decision_for",
     "parse",
+    "reasoned",
     "routed",
 ]
 
@@ -220,6 +221,11 @@ def routed(decisions: Mapping[str, Any], nested: Collection[str]) -> FrozenDict[
             below.setdefault(head, {})[path[len(head) + 1:]] = decision
     own.update({head: FrozenDict(sub) for head, sub in below.items()})
     return FrozenDict(own)
+
+
+def reasoned(decision: Decision, lead: str = " The reason given: ") -> str:
+    """``lead`` and the person's reason for a rejection; empty when none was given."""
+    return lead + decision.reason if isinstance(decision, Reject) and decision.reason else ""
 
 
 def decision_for(kind: str | None, value: Any) -> Decision:

@@ -27,6 +27,7 @@ from agentkit.agents.decisions import (
     Undecided,
     answers_so_far,
     decision_for,
+    reasoned,
 )
 from agentkit.agents.effects import Effects, outcome_message
 from agentkit.agents.events import (
@@ -71,12 +72,6 @@ EventSink = Callable[[AgentEvent], None]
 
 _NO_ANSWERS: Mapping[str, Any] = FrozenDict()
 _UNDECIDED = Undecided()
-def _reason(decision: Decision, form: str) -> str:
-    """The person's reason for a rejection in ``form``; empty when none was given."""
-    reason = getattr(decision, "reason", "")
-    return form.format(reason=reason) if reason else ""
-
-
 _NOT_APPROVED = (
     "The call to {name!r} was not approved by a human, so it did not run. "
     "Do not retry it unchanged; continue without it or ask differently."
@@ -473,13 +468,11 @@ class AgentRun:
             # Rejected, or run again afresh: either way what the crash left is not continued.
             await self.abandon(call)
             if decision.kind in ("undecided", "reject"):
-                why = ("a person decided not to run it again"
-                       + _reason(decision, ", saying: {reason}"))
+                why = f"a person decided not to run it again{reasoned(decision, ', saying: ')}"
                 return Answered(unknown_outcome(call.name, why), True)
         if kind == "approval" or kind == "unknown_outcome":
             if decision.kind in ("undecided", "reject"):
-                return Answered((_NOT_APPROVED.format(name=call.name)
-                                 + _reason(decision, " The reason given: {reason}")), True)
+                return Answered(_NOT_APPROVED.format(name=call.name) + reasoned(decision), True)
             if isinstance(decision, EditArguments):
                 arguments = decision.arguments
                 note = f"(A human edited the arguments before approving: {dict(arguments)!r})\n"
