@@ -32,6 +32,7 @@ def create_app(
     allowed_origins: Sequence[str] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     routes: Sequence[Any] = (),
+    console: bool = True,
 ) -> Any:
     """An ASGI app serving ``agents`` by name under ``/v1``.
 
@@ -42,7 +43,8 @@ def create_app(
     safe on loopback. ``allowed_hosts`` are the ``Host`` values accepted (default:
     loopback names on any port), ``allowed_origins`` the browser origins (default:
     those hosts). ``routes`` are more Starlette routes, mounted beside the API, which
-    reach the runs through :func:`agentkit.serve.app.runs_of`. ``engine`` is reserved
+    reach the runs through :func:`agentkit.serve.app.runs_of`. ``console`` serves the
+    browser console at ``/`` (see ``docs/console.md``). ``engine`` is reserved
     for the Temporal engine; only the in-process engine (None) is available.
     """
     if engine is not None:
@@ -56,4 +58,5 @@ def create_app(
             'pip install "agentkit-framework[serve]"'
         ) from error
     return build_app(agents, context=context, auth=auth, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, max_body=max_body, routes=routes)
+                     allowed_origins=allowed_origins, max_body=max_body, routes=routes,
+                     console=console)
