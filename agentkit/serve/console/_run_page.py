@@ -136,7 +136,9 @@ async def attachment(request: Request, viewer: Viewer, runs: ServedRuns) -> Resp
     if media is None or media.url is not None:
         raise ServeError(404, "unknown_attachment", f"run {run_id!r} has no attachment "
                          f"{part} on message {index}")
-    name = (getattr(media, "name", None) or f"attachment-{index}-{part}").replace('"', "")
+    given = getattr(media, "name", None) or f"attachment-{index}-{part}"
+    # A header is Latin-1 and the name is the user's: keep the plain printable part.
+    name = "".join(c for c in given if " " <= c <= "~" and c not in '"\\') or "attachment"
     return Response(bytes(media.data), headers={
         "content-type": media.mime_type, "x-content-type-options": "nosniff",
         "content-disposition": f'inline; filename="{name}"',

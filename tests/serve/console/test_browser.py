@@ -286,3 +286,57 @@ async def test_sessions_and_costs_pages_and_reading_with_javascript_off(
         await still.goto(url + "/runs/t1")
         await expect(still.locator(".m-assistant .text")).to_have_text("Hi there.")
     assert outside.urls == []
+
+
+def _png() -> bytes:
+    """A valid 2x2 red PNG."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    rows = b"".join(b"\x00" + b"\xff\x00\x00" * 2 for _ in range(2))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+async def test_attachments_show_inline_or_as_links_and_reasoning_is_collapsed(
+    browser: Browser, outside: Outside, tmp_path: Path,
+) -> None:
+    from agentkit.core.contracts.media import File, Image
+    from agentkit.core.policies import tracing
+    from agentkit.core.testing import FakeLLM, make_test_ctx
+    from tests.serve.served import HOME
+
+    shop = Shop()
+    async with console(shop, {}, tmp_path) as (url, http):
+        # A run started by Agent.run on the same store: the registry lists it too.
+        store = SQLiteStore(tmp_path / "runs.db")
+        llm = FakeLLM.script([Turn(content="A red square and an invoice.",
+                                   reasoning="The user wants the picture described.")])
+        ctx = make_test_ctx(llm=llm, store=store, scope=HOME, correlation_id="rm",
+                            chat_middleware=[tracing()])
+        pdf = b"%PDF-1.4 a tiny invoice"
+        done = await shop.support.run(
+            ["What is in these?", Image(_png(), "image/png"),
+             File(pdf, "application/pdf", "invoice.pdf"),
+             Image.from_url("https://images.example.com/far-away.png")], ctx)
+        assert done.stop_reason == "complete"
+        store.close()
+        page = await signed_in(browser, outside, url, "/runs/rm")
+        image = page.locator(".m-user figure.media img")
+        await expect(image).to_have_attribute("src", "/runs/rm/attachments/0/0")
+        assert await image.evaluate("img => img.complete && img.naturalWidth") == 2
+        link = page.locator(".m-user a.media")
+        await expect(link).to_have_text(f"invoice.pdf, {len(pdf)} bytes")
+        served_pdf = await http.get(await link.get_attribute("href") or "")
+        assert (served_pdf.content, served_pdf.headers["content-type"]) == (
+            pdf, "application/pdf")
+        await expect(page.locator(".m-user span.media")).to_have_text(
+            "image (image/png): https://images.example.com/far-away.png (by address)")
+        thought = page.locator("details.reasoning pre")
+        await expect(thought).to_be_hidden()
+        await page.locator("details.reasoning summary").click()
+        await expect(thought).to_have_text("The user wants the picture described.")
+    assert outside.urls == []
