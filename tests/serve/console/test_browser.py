@@ -99,9 +99,17 @@ async def test_the_runs_page_lists_three_runs_and_a_live_run_updates_without_rel
         await expect(row(page, "r-look").locator(".status")).to_have_text("running")
         await shots(page, "runs")
         await page.evaluate("window.notReloaded = true")
+        run = await page.context.new_page()
+        await run.goto(url + "/runs/r-look")
+        await expect(run.locator(".facts .status")).to_have_text("running")
+        await run.evaluate("window.notReloaded = true")
         shop.release.set()
         await expect(row(page, "r-look").locator(".status")).to_have_text("complete")
         assert await page.evaluate("window.notReloaded") is True
+        await expect(run.locator(".facts .status")).to_have_text("complete")
+        await expect(run.locator(".m-assistant .text").last).to_have_text("It has shipped.")
+        await expect(run.locator(".timeline .label").first).to_have_text("agent support")
+        assert await run.evaluate("window.notReloaded") is True
         await page.get_by_label("Status").select_option("suspended")
         await page.get_by_role("button", name="Show").click()
         await expect(page.locator("#runs tr")).to_have_count(1)
@@ -339,4 +347,8 @@ async def test_attachments_show_inline_or_as_links_and_reasoning_is_collapsed(
         await expect(thought).to_be_hidden()
         await page.locator("details.reasoning summary").click()
         await expect(thought).to_have_text("The user wants the picture described.")
-    assert outside.urls == []
+        assert outside.urls == []
+        # The guard itself: a request off loopback is refused and noted.
+        with pytest.raises(Exception, match="ERR_BLOCKED_BY_CLIENT"):
+            await page.goto("https://cdn.example.com/htmx.min.js")
+    assert outside.urls == ["https://cdn.example.com/htmx.min.js"]
