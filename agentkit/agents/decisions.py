@@ -35,12 +35,16 @@ __all__ = [
     "PendingKind",
     "Reject",
     "Undecided",
+    "accepted_form",
     "answers_so_far",
     "checked",
     "decision_for",
+    "decision_schema",
+    "not_approved",
     "parse",
     "reasoned",
     "routed",
+    "waiting_for",
 ]
 
 PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation", "nested", "gate"]
@@ -135,6 +139,32 @@ _WAITS: Mapping[str, str] = {
     "gate": "is a human gate",
 }
 _APPROVE, _REJECT, _UNDECIDED = Approve(), Reject(), Undecided()
+_VERDICT: Mapping[str, Any] = {"enum": ["approve", "reject"]}
+_EDIT: Mapping[str, Any] = {"type": "object",
+                            "description": "the arguments to run the call with instead"}
+_WHY: Mapping[str, Any] = {"type": "string", "pattern": "^reject:",
+                           "description": "reject, with the person's reason after the colon"}
+_ANSWER: Mapping[str, Any] = {"type": "object", "required": ["answer"],
+                              "properties": {"answer": {"type": "string"}}}
+_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
+    "approval": {"oneOf": [_VERDICT, _WHY, _EDIT]},
+    "unknown_outcome": {"oneOf": [_VERDICT, _WHY, _EDIT]},
+    "gate": _VERDICT,
+    "input": _ANSWER,
+    "elicitation": {"oneOf": [
+        {"type": "object", "required": ["action"], "properties": {
+            "action": {"const": "accept"}, "content": {"type": "object"}}},
+        {"type": "object", "required": ["action"], "properties": {
+            "action": {"enum": ["decline", "cancel"]}}},
+        {**_ANSWER, "additionalProperties": False},  # a reply is the answer alone
+    ]},
+}
+
+
+def accepted_form(kind: str) -> str:
+    """The forms a decision for a call pending as ``kind`` may take, as the refusal of an
+    invalid one words them (for a face that shows them before anyone decides)."""
+    return _ACCEPTED.get(kind, "?")
 
 
 def parse(kind: str, value: Any) -> Decision | None:
@@ -160,6 +190,31 @@ def parse(kind: str, value: Any) -> Decision | None:
     if kind == "nested":
         return ForSubRun(freeze(value)) if isinstance(value, Mapping) else None
     return None
+
+
+def waiting_for(kind: str) -> str:
+    """What a call pending as ``kind`` waits for, in the words the refusals use."""
+    return _WAITS.get(kind, "waits")
+
+
+def decision_schema(kind: str) -> dict[str, Any]:
+    """A JSON Schema of the decisions a call pending as ``kind`` accepts (the forms
+    :func:`parse` takes), for a face that builds a form or declares what it expects."""
+    schema = _SCHEMAS.get(kind)
+    if schema is None:
+        raise ValueError(f"no decision form is known for pending kind {kind!r}; kinds: "
+                         f"{sorted(_SCHEMAS)}")
+    plain: dict[str, Any] = _plain(schema)
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    """A fresh, mutable copy, so no caller can change the shared schemas."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _is_reply(value: Any) -> bool:
@@ -221,6 +276,13 @@ def routed(decisions: Mapping[str, Any], nested: Collection[str]) -> FrozenDict[
             below.setdefault(head, {})[path[len(head) + 1:]] = decision
     own.update({head: FrozenDict(sub) for head, sub in below.items()})
     return FrozenDict(own)
+
+
+def not_approved(tool: str, decision: Decision) -> str:
+    """The result a call a person did not approve leaves for the model (with the
+    person's reason, when given)."""
+    return (f"The call to {tool!r} was not approved by a human, so it did not run. Do not "
+            "retry it unchanged; continue without it or ask differently." + reasoned(decision))
 
 
 def reasoned(decision: Decision, lead: str = " The reason given: ") -> str:

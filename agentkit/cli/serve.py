@@ -104,6 +104,7 @@ def serve_agents_command(
     target: str, *, store: str, host: str = "127.0.0.1", port: int = 8000,
     token_env: str | None = None, tokens_file: str | None = None,
     allow_hosts: Sequence[str] | None = None, allow_origins: Sequence[str] | None = None,
+    a2a: bool = False,
 ) -> int:
     """Serve the agents of ``target`` until interrupted; the exit status."""
     tokens = _tokens(token_env, tokens_file)
@@ -118,7 +119,7 @@ def serve_agents_command(
     from agentkit.serve import create_app
 
     app = create_app(agents, context=_context(module, agents, opened), auth=tokens,
-                     allowed_hosts=hosts, allowed_origins=allow_origins or None)
+                     allowed_hosts=hosts, allowed_origins=allow_origins or None, a2a=a2a)
     asyncio.run(_serve(app, _listen(host, port), host, port, [a.name for a in agents], opened))
     return 0
 

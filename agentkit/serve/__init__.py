@@ -15,6 +15,7 @@ from agentkit.serve.access import Principal
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
     from agentkit.core.runtime.context import RunContext
+    from agentkit.serve.a2a_tasks import A2ASkill
 
 __all__ = ["DEFAULT_MAX_BODY", "Principal", "create_app"]
 
@@ -32,6 +33,7 @@ def create_app(
     allowed_origins: Sequence[str] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     routes: Sequence[Any] = (),
+    a2a: bool | Mapping[str, Sequence[A2ASkill]] = False,
     console: bool = True,
 ) -> Any:
     """An ASGI app serving ``agents`` by name under ``/v1``.
@@ -43,20 +45,28 @@ def create_app(
     safe on loopback. ``allowed_hosts`` are the ``Host`` values accepted (default:
     loopback names on any port), ``allowed_origins`` the browser origins (default:
     those hosts). ``routes`` are more Starlette routes, mounted beside the API, which
-    reach the runs through :func:`agentkit.serve.app.runs_of`. ``console`` serves the
-    browser console at ``/`` (see ``docs/console.md``). ``engine`` is reserved
+    reach the runs through :func:`agentkit.serve.app.runs_of`. ``a2a=True`` serves each
+    agent as an A2A agent at ``/a2a/{agent}`` (``docs/a2a.md``); a mapping from agent name
+    to :class:`~agentkit.serve.a2a_tasks.A2ASkill` objects lists those skills on its card
+    instead of one per tool. ``console`` serves the browser console at ``/`` (see
+    ``docs/console.md``). ``engine`` is reserved
     for the Temporal engine; only the in-process engine (None) is available.
     """
     if engine is not None:
         raise ValueError("create_app(engine=...) takes only None (the in-process engine) "
                          "in this release; the Temporal engine is not available yet")
     try:
+        from agentkit.serve.agui import ag_ui_routes
         from agentkit.serve.app import build_app
     except ImportError as error:
         raise ImportError(
             "agentkit.serve needs Starlette and uvicorn, which are not installed: "
             'pip install "agentkit-framework[serve]"'
         ) from error
+    if a2a:
+        from agentkit.serve.a2a import a2a_routes
+
+        routes = [*routes, *a2a_routes(None if a2a is True else a2a)]
     return build_app(agents, context=context, auth=auth, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, max_body=max_body, routes=routes,
-                     console=console)
+                     allowed_origins=allowed_origins, max_body=max_body,
+                     routes=[*ag_ui_routes(), *routes], a2a=bool(a2a), console=console)

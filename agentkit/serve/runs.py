@@ -31,6 +31,7 @@ from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import TERMINAL, RunState
+from agentkit.agents.task import Task
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import CheckpointCorrupt
@@ -69,8 +70,8 @@ class StartRequest:
 
     agent: str
     """The agent's name."""
-    task: str
-    """The user's input."""
+    task: Task
+    """The user's input: text, or text and media parts."""
     session: str | None = None
     """Continue this conversation."""
     settings: ModelSettings | None = None
@@ -383,6 +384,12 @@ class ServedRuns:
         if log is None:
             return _settled(record)
         return log.after(last)
+
+    def last_event(self, run_id: str) -> int:
+        """The number of the run's last event in this process's log (0 when it keeps
+        none): a face that decides for a suspended run streams what comes after it."""
+        log = self._logs.get(run_id)
+        return 0 if log is None else len(log.events)
 
     async def recover_all(self) -> int:
         """Take over the runs of served agents left running by a server that died; how many."""

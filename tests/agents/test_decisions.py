@@ -20,6 +20,7 @@ from agentkit.agents.decisions import (
     Undecided,
     checked,
     decision_for,
+    decision_schema,
     parse,
     routed,
 )
@@ -224,3 +225,29 @@ async def test_a_rejection_with_a_reason_tells_the_model_the_reason_and_nothing_
         "it unchanged; continue without it or ask differently. The reason given: the order "
         "was never paid"
     ]
+
+
+@pytest.mark.parametrize("kind", ["approval", "unknown_outcome", "gate", "input", "elicitation"])
+def test_the_decision_schema_of_a_kind_accepts_exactly_the_forms_parse_takes(kind: str) -> None:
+    import jsonschema
+
+    schema = decision_schema(kind)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    values: list[Any] = [
+        "approve", "reject", "reject: too much", "reject:", "yes", 3, None, [], {},
+        {"usd": 5}, {"answer": "blue"},
+        {"answer": "blue", "also": 1}, {"answer": 7}, {"action": "accept"},
+        {"action": "accept", "content": {"n": 1}}, {"action": "accept", "content": 5},
+        {"action": "decline"}, {"action": "cancel"}, {"action": "later"},
+    ]
+    for value in values:
+        valid = jsonschema.Draft202012Validator(schema).is_valid(value)
+        assert valid == (parse(kind, value) is not None), (kind, value)
+
+
+def test_a_kind_without_a_decision_form_is_named_with_the_kinds_that_have_one() -> None:
+    with pytest.raises(ValueError) as raised:
+        decision_schema("nested")
+    assert str(raised.value) == (
+        "no decision form is known for pending kind 'nested'; kinds: ['approval', "
+        "'elicitation', 'gate', 'input', 'unknown_outcome']")
