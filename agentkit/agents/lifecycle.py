@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from agentkit.agents.conversation import Opening, commit_turn, continued, join_session, rejoined
 from agentkit.agents.decisions import checked, routed
 from agentkit.agents.effects import Effects, InProcessEffects
-from agentkit.agents.registry import register_run
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, RunAgent
 from agentkit.agents.run_state import TERMINAL, RunState
+from agentkit.agents.saves import claims_blind, save_registered
 from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import (
     OutputCoercionError,
@@ -210,22 +210,13 @@ def hosted_run(
 
 async def _claim(run: AgentRun, refusal: str) -> None:
     try:
-        await run.save()  # the claim: a compare-and-set over what was loaded
+        await save_registered(run, claim=True)  # a compare-and-set, with the run's record
     except RunTakenOver:
         raise RunNotResumable(run.run_id, refusal) from None
     # Advancing from the claim on, not from when advance() starts: a face that drives the
     # run in a task of its own (agentkit.serve) leaves a gap in which another face of
     # this process could otherwise take the claimed run for one whose worker died.
     _ADVANCING.add(run.key)
-    await _registered(run)
-
-
-async def _registered(run: AgentRun, result: AgentResult | None = None) -> None:
-    """Keep the run registry's record of ``run``: where runs are claimed and where they
-    stop advancing, so every face lists the same runs. A run on an engine that keeps its
-    own history (Temporal's effects) is not written from inside that engine."""
-    if isinstance(run.effects, InProcessEffects):
-        await register_run(run, result)
 
 
 def check_models(agent: Any, ctx: RunContext) -> None:
@@ -259,6 +250,22 @@ def _models(agent: Any) -> list[str]:
     return found
 
 
+async def _unfinished(
+    agent: LifecycleAgent, ctx: RunContext, checkpointer: Checkpointer, key: str, fresh: bool
+) -> int:
+    """The version of the checkpoint a new run goes over; refused while another run of
+    ``agent`` under this run id is not finished (unless the run starts ``fresh``)."""
+    run_id = ctx.correlation_id
+    existing, version = await load_checkpoint(checkpointer, key, run_id, RunState, _A_RUN)
+    if not fresh and existing is not None and existing.status not in TERMINAL:
+        how = "resume it with agent.resume(...)" if existing.status == "suspended" else (
+            "continue it with agent.recover(...)")
+        raise RunNotResumable(run_id, f"agent {agent.name!r} already has a {existing.status} "
+                              f"run under this run id; {how} or start the new run on a fresh "
+                              "context")
+    return version
+
+
 async def open_run(
     agent: LifecycleAgent,
     task: Task,
@@ -277,19 +284,8 @@ async def open_run(
     checkpointer = checkpointer_for(ctx)
     fresh = key is not None
     key = key or _top_key(agent, ctx)
-    run_id = ctx.correlation_id
-    existing, version = await load_checkpoint(checkpointer, key, run_id, RunState, _A_RUN)
-    if not fresh and existing is not None and existing.status not in TERMINAL:
-        raise RunNotResumable(
-            ctx.correlation_id,
-            f"agent {agent.name!r} already has a {existing.status} run under this run id; "
-            + (
-                "resume it with agent.resume(...)"
-                if existing.status == "suspended"
-                else "continue it with agent.recover(...)"
-            )
-            + " or start the new run on a fresh context",
-        )
+    blind = claims_blind(agent, opening)
+    version = 0 if blind else await _unfinished(agent, ctx, checkpointer, key, fresh)
     extra_system = await _recall(agent, asked.content, ctx)
     prior, session_version = await opening.history_for(agent.history, ctx, checkpointer)
     state = fresh_state(
@@ -299,11 +295,16 @@ async def open_run(
     )
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     run.extra_system = extra_system
-    await _claim(
-        run,
-        f"another worker started agent {agent.name!r} under this run id at the same "
-        "moment, and got there first; start the new run on a fresh context",
-    )
+    refusal = (f"another worker started agent {agent.name!r} under this run id at the same "
+               "moment, and got there first; start the new run on a fresh context")
+    try:
+        await _claim(run, refusal)
+    except RunNotResumable:
+        if not blind:
+            raise
+        # Claimed at version 0 unread, and a checkpoint is there: judge it, claim over it.
+        run.version = await _unfinished(agent, ctx, checkpointer, key, fresh)
+        await _claim(run, refusal)
     await join_session(run)
     return run
 
@@ -489,10 +490,10 @@ async def _advance(agent: LifecycleAgent, run: AgentRun) -> AgentResult:
         # Final, not transient: end the checkpoint too, or the run id stays "running"
         # and a new run on it is refused with advice to resume.
         await run.stop("error", exc)
-        await _registered(run)
+        await save_registered(run)
         raise
     result = run.result()
-    await _registered(run, result)
+    await save_registered(run, result)  # durable, with its record, before the caller has it
     if run.session is not None and run.status == "complete":
         await commit_turn(run, result)
     return result

@@ -1,19 +1,20 @@
 """AgentRun: one agent run in progress: model calls, tool calls, checkpoints, events.
 
 Cognitions decide *what* to do next; AgentRun does it and saves a checkpoint after
-every step (a model call, each tool result, a suspension, the end), each save a
-compare-and-set on the checkpoint's version so only one worker can own a run. The
-effects themselves (calling the model, calling a tool, writing the checkpoint) go
-through the run's :class:`~agentkit.agents.effects.Effects`, one value in and one out,
-so the same loop runs in-process or on another engine. Each tool call of a turn comes
-back as one outcome value (:mod:`agentkit.agents.outcomes`); the turn is settled from
-those values once every call is in.
+every step, each save a compare-and-set on the checkpoint's version so only one worker
+can own a run (steps a crash could not repeat or lose are held and written together:
+:mod:`agentkit.agents.durability`). The effects (calling the model, calling a tool,
+writing the checkpoint) go through the run's :class:`~agentkit.agents.effects.Effects`,
+one value in and one out, so the same loop runs in-process or on another engine. Each
+tool call of a turn comes back as one outcome value; the turn is settled from those
+values once every call is in.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.agents.autonomy import gated_calls
@@ -30,7 +31,8 @@ from agentkit.agents.decisions import (
     not_approved,
     reasoned,
 )
-from agentkit.agents.effects import Effects, outcome_message
+from agentkit.agents.durability import needs_durable_checkpoint
+from agentkit.agents.effects import Effects, InProcessEffects, outcome_message
 from agentkit.agents.events import (
     AgentEvent,
     InterruptEvent,
@@ -146,6 +148,7 @@ class AgentRun:
         self.rerun: set[str] = set()
         """Interrupted calls that run again: a sub-run one of them started continues."""
         self._owner = this_owner()
+        self.unsaved = False  # a step's checkpoint is held, not yet written
 
     # -- checkpoints ----------------------------------------------------------------
 
@@ -176,12 +179,15 @@ class AgentRun:
             guardrail=self.guardrail,
         )
 
-    async def save(self) -> None:
-        """Write the checkpoint over the version this run last wrote (or loaded).
-
-        Raises :class:`RunTakenOver` when another worker has written since.
-        """
+    async def save(self, *, durable: bool = True) -> None:
+        """Write the checkpoint over the version last written (or loaded); one not ``durable``
+        is held for the next durable save (:mod:`agentkit.agents.durability`). Raises
+        :class:`RunTakenOver` when another worker has written since."""
+        if not durable and isinstance(self.effects, InProcessEffects):
+            self.unsaved = True
+            return
         self.version = await self.effects.save(self.snapshot(), self.version)
+        self.unsaved = False
 
     def emit(self, event: AgentEvent) -> None:
         """Hand an event to the stream, when the run is being streamed."""
@@ -228,7 +234,7 @@ class AgentRun:
         for call in result.tool_calls:
             self.emit(ToolCallEvent(call))
         self.emit(StepEvent(self.steps, result.usage, model=model))
-        await self.save()
+        await self.save(durable=False)  # made durable before a call that acts, or at the end
         return result
 
     async def finish_with(self, content: str) -> bool:
@@ -252,17 +258,17 @@ class AgentRun:
                     ) from None
                 self.repairs += 1
                 self.messages.append(Message(role="user", content=spec.repair_prompt(exc.reason)))
-                await self.save()
+                await self.save(durable=False)
                 return False
         self.status = "complete"
-        await self.save()
+        await self.save(durable=False)  # durable when the run stops advancing, with its record
         return True
 
     async def stop(self, status: RunStatus, error: BaseException | None = None) -> None:
         """End the run without an answer (``max_iterations``, ``cancelled``, ...)."""
         self.status = status
         self.error = error
-        await self.save()
+        await self.save(durable=False)  # durable when the run stops advancing, with its record
 
     # -- waiting for a person -------------------------------------------------------
 
@@ -304,6 +310,8 @@ class AgentRun:
         asked, or, when a call waits for a person, the run suspends with the answers
         already in kept."""
         todo = [c for c in self.open_calls if c.id not in self.answered]
+        if self.unsaved and needs_durable_checkpoint(todo, registry):
+            await self.save()  # a crash once a call acted must find it open, by its intent
         outcomes: dict[str, ToolOutcome] = {}
         if len(todo) == 1:
             outcomes[todo[0].id] = await self._answer(todo[0], registry, None)
@@ -337,13 +345,9 @@ class AgentRun:
         if waiting is not None and await self._hold(waiting):
             return
         self.messages.extend(self.answered[c.id] for c in self.open_calls)
-        self.open_calls = ()
-        self.answered = {}
-        self.pending = {}
-        self.decisions = FrozenDict()
-        self.questions = {}
-        self.nested = {}
-        await self.save()
+        self.open_calls, self.answered, self.pending, self.questions = (), {}, {}, {}
+        self.decisions, self.nested = FrozenDict(), {}
+        await self.save(durable=False)
 
     async def _hold(self, waiting: Mapping[str, ToolOutcome]) -> bool:
         """Suspend the run for the calls of the turn that wait for a person (their
@@ -393,12 +397,10 @@ class AgentRun:
         message = outcome_message(call, outcome)
         self.answered[call.id] = message
         self.emit(ToolResultEvent(call.id, call.name, outcome.content, outcome.is_error))
-        if lock is None:
-            await self.save()
-        else:
-            async with lock:
-                await self.save()
-        if (outcome.recorded or timed_out) and job is not None:
+        forget = (outcome.recorded or timed_out) and job is not None  # once durable
+        async with lock or nullcontext():  # calls of one turn save one at a time
+            await self.save(durable=forget)
+        if forget and job is not None:
             await self.effects.forget(job, message)
         return outcome
 

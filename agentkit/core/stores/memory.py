@@ -149,6 +149,14 @@ class InMemoryStore:
         self._versioned[key] = (value, version + 1)
         return version + 1
 
+    async def set_versioned_with_run(
+        self, key: str, value: Any, *, expected_version: int, record: RunRecord
+    ) -> int:
+        """``set_versioned``, and ``put_run(record)`` only if it wrote."""
+        version = await self.set_versioned(key, value, expected_version=expected_version)
+        await self.put_run(record)
+        return version
+
     # -- run registry -------------------------------------------------------------------
 
     async def put_run(self, record: RunRecord) -> None:

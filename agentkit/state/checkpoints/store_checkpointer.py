@@ -9,6 +9,7 @@ from agentkit.state.media_refs import by_reference, by_value
 from agentkit.state.stores.memory import InMemoryStore
 
 if TYPE_CHECKING:
+    from agentkit.core.contracts.runs import RunRecord
     from agentkit.core.runtime.context import RunContext
 
 __all__ = ["StoreCheckpointer", "checkpointer_for", "missing_checkpoint_hint"]
@@ -62,6 +63,18 @@ class StoreCheckpointer:
         return await self.store.set_versioned(
             f"checkpoint:{key}", stored, expected_version=expected_version
         )
+
+    async def save_with_run(
+        self, key: str, state: Any, *, expected_version: int, record: RunRecord
+    ) -> int:
+        """:meth:`save`, with the run's registry record written in the same write (its
+        store's ``set_versioned_with_run``: one round trip on PostgreSQL, one
+        transaction on SQLite); the record is written only if the checkpoint is."""
+        stored = await by_reference(self.store, state)
+        write = self.store.set_versioned_with_run  # type: ignore[attr-defined]
+        return int(await write(
+            f"checkpoint:{key}", stored, expected_version=expected_version, record=record
+        ))
 
     def __repr__(self) -> str:
         return f"StoreCheckpointer({self.store!r})"

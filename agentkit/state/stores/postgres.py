@@ -4,8 +4,9 @@ Key-value state, logs and checkpoints live in tables of one schema (``agentkit``
 default), created on first use. The guarantees come from the server, not from us:
 
 - ``set_versioned`` is one statement (a conditional ``UPDATE``, or an ``INSERT`` for
-  version 0) that also reads the current version, so a checkpointed step costs one round
-  trip and two workers racing on one version cannot both win.
+  version 0) that also reads the current version, so a checkpoint costs one round trip
+  (with the run's registry record, ``set_versioned_with_run``, still one) and two
+  workers racing on one version cannot both win.
 - ``get_or_set`` is single-flight across processes and hosts through a claim row per
   key (owner and lease, as in SQLiteStore): the first caller inserts it, runs the
   factory holding no connection, then stores the value and deletes the claim in one
@@ -24,10 +25,8 @@ pickled: a row written by anyone with access to the database is data, not code, 
 that does not decode raises :class:`CheckpointCorrupt` and is left as it is. The column
 is ``text``, not ``jsonb``: the codec's output is kept byte for byte (``jsonb`` would
 reorder keys and refuses the ``\u0000`` escapes a Python string may need), and the
-server spends nothing parsing values it never queries into.
-
-The driver is asyncpg (``pip install "agentkit-framework[postgres]"``), imported on
-first use.
+server spends nothing parsing values it never queries into. The driver is asyncpg
+(``pip install "agentkit-framework[postgres]"``), imported on first use.
 """
 
 from __future__ import annotations
@@ -454,25 +453,32 @@ class PostgresStore:
         One statement, one round trip: the write is conditional on the version, so the
         check and the write cannot be split by another worker.
         """
-        text = dumps(value)
+        return await self._versioned(key, dumps(value), expected_version, None)
+
+    async def set_versioned_with_run(self, key: str, value: Any, *, expected_version: int,
+                                     record: RunRecord) -> int:
+        """``set_versioned``, and ``put_run(record)`` only if it wrote: one statement."""
+        return await self._versioned(key, dumps(value), expected_version, record)
+
+    async def _versioned(self, key: str, text: str, expected: int, run: RunRecord | None) -> int:
         pool = await self._ready()
         stored = stored_key(key)
-        if expected_version == 0:
+        if run is not None:
+            row = await _runs.set_versioned_with_run(pool, self.schema, stored, text, expected, run)
+        elif expected == 0:
             row = await pool.fetchrow(self._sql["create_versioned"], stored, text)
         else:
-            row = await pool.fetchrow(
-                self._sql["update_versioned"], stored, text, expected_version
-            )
+            row = await pool.fetchrow(self._sql["update_versioned"], stored, text, expected)
         assert row is not None  # a SELECT of two scalar subqueries always has one row
         written, current = row
         if written is not None:
             return int(written)
         actual = 0 if current is None else int(current)
-        if actual == expected_version:
+        if actual == expected:
             # The row changed while this statement waited for it; its snapshot still
             # showed the old version, so read the one that won.
             actual = int(await pool.fetchval(self._sql["version"], stored) or 0)
-        raise VersionConflict(key, expected_version, actual)
+        raise VersionConflict(key, expected, actual)
 
     # -- run registry (the statements are in _postgres_runs) -----------------------------
 

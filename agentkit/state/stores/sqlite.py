@@ -304,46 +304,28 @@ class SQLiteStore:
         process.
         """
         blob = dumps(value)
+        return await self._db(partial(_write_versioned, key=key, blob=blob,
+                                      expected_version=expected_version))
+
+    async def set_versioned_with_run(
+        self, key: str, value: Any, *, expected_version: int, record: RunRecord
+    ) -> int:
+        """``set_versioned``, and ``put_run(record)`` only if it wrote, in one transaction."""
+        blob, row = dumps(value), _run_row(record)
 
         def write(conn: sqlite3.Connection) -> int:
-            if expected_version == 0:
-                try:
-                    conn.execute(
-                        "INSERT INTO versioned (key, value, version) VALUES (?, ?, 1)",
-                        (key, blob),
-                    )
-                    return 1
-                except sqlite3.IntegrityError:
-                    pass
-            else:
-                cursor = conn.execute(
-                    "UPDATE versioned SET value = ?, version = version + 1 "
-                    "WHERE key = ? AND version = ?",
-                    (blob, key, expected_version),
-                )
-                if cursor.rowcount == 1:
-                    return expected_version + 1
-            row = conn.execute("SELECT version FROM versioned WHERE key = ?", (key,)).fetchone()
-            raise VersionConflict(key, expected_version, 0 if row is None else int(row[0]))
+            version = _write_versioned(conn, key, blob, expected_version)
+            conn.execute(_PUT_RUN, row)
+            return version
 
-        return await self._db(write)
+        return await self._worker.transaction(write)
 
     # -- run registry -------------------------------------------------------------------
 
     async def put_run(self, record: RunRecord) -> None:
         """Write the registry record of a run; an existing record's ``created`` is kept."""
-        blob = dumps(record)
-        row = (record.run_id, record.agent, record.status, record.session, record.scope,
-               record.created, record.updated, blob)
-        await self._db(
-            lambda c: c.execute(
-                "INSERT INTO runs (run_id, agent, status, session, scope, created, updated, "
-                "value) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
-                "agent = excluded.agent, status = excluded.status, session = excluded.session, "
-                "scope = excluded.scope, updated = excluded.updated, value = excluded.value",
-                row,
-            )
-        )
+        row = _run_row(record)
+        await self._db(lambda c: c.execute(_PUT_RUN, row))
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The registry record of ``run_id``, or None."""
@@ -362,3 +344,36 @@ class SQLiteStore:
 
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
+
+
+_PUT_RUN = (
+    "INSERT INTO runs (run_id, agent, status, session, scope, created, updated, value) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+    "agent = excluded.agent, status = excluded.status, session = excluded.session, "
+    "scope = excluded.scope, updated = excluded.updated, value = excluded.value"
+)
+
+
+def _run_row(record: RunRecord) -> tuple[Any, ...]:
+    return (record.run_id, record.agent, record.status, record.session, record.scope,
+            record.created, record.updated, dumps(record))
+
+
+def _write_versioned(conn: sqlite3.Connection, key: str, blob: str, expected_version: int) -> int:
+    """The compare-and-set of ``set_versioned`` on ``conn``: one statement either way."""
+    if expected_version == 0:
+        try:
+            conn.execute("INSERT INTO versioned (key, value, version) VALUES (?, ?, 1)",
+                         (key, blob))
+            return 1
+        except sqlite3.IntegrityError:
+            pass
+    else:
+        cursor = conn.execute(
+            "UPDATE versioned SET value = ?, version = version + 1 WHERE key = ? AND version = ?",
+            (blob, key, expected_version),
+        )
+        if cursor.rowcount == 1:
+            return expected_version + 1
+    row = conn.execute("SELECT version FROM versioned WHERE key = ?", (key,)).fetchone()
+    raise VersionConflict(key, expected_version, 0 if row is None else int(row[0]))

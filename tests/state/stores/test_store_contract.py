@@ -567,6 +567,34 @@ async def test_a_run_record_round_trips_and_a_rewrite_keeps_when_it_was_created(
     )
 
 
+async def test_a_checkpoint_and_its_run_record_are_written_together_or_not_at_all(
+    store: Any,
+) -> None:
+    """``set_versioned_with_run``: the compare-and-set of ``set_versioned`` and the
+    ``put_run`` of the record, in one write; a lost race writes neither."""
+    first = run_record("r1", 1000.5, session="s1")
+    assert await store.set_versioned_with_run(
+        "checkpoint:r1", {"step": 1}, expected_version=0, record=first
+    ) == 1
+    assert await store.get_run("r1") == first
+    done = run_record("r1", 2000.0, status="complete", output="done")
+    assert await store.set_versioned_with_run(
+        "checkpoint:r1", {"step": 2}, expected_version=1, record=done
+    ) == 2
+    for expected in (1, 0):
+        with pytest.raises(VersionConflict) as caught:
+            await store.set_versioned_with_run(
+                "checkpoint:r1", {"step": 9}, expected_version=expected,
+                record=run_record("r1", 3000.0, status="cancelled"),
+            )
+        assert str(caught.value) == (
+            f"write to 'checkpoint:r1' refused: expected version {expected}, found 2; "
+            "another worker has written since this one read"
+        )
+    assert await store.get_versioned("checkpoint:r1") == ({"step": 2}, 2)
+    assert await store.get_run("r1") == dataclasses.replace(done, created=1000.5)
+
+
 async def test_runs_are_listed_newest_first_page_by_page_through_the_cursor(store: Any) -> None:
     for n in range(7):
         await store.put_run(run_record(f"r{n}", 100.0 + n))
