@@ -172,12 +172,41 @@ async def _approve(
     return resumed
 
 
-async def _demo(llm: LLM, model: str, *, scripted: bool) -> int:
+async def _demo(llm: LLM, model: str, *, scripted: bool, store: str | None = None) -> int:
     # meter() refuses a model it has no price for under a money ceiling, so a model the
     # table does not know (a local one, say) runs under the call ceiling alone.
     priced = scripted or DEFAULT_PRICES.price(model) is not None
     budget = Budget(max_cost_usd=_BUDGET_USD if priced else None, max_calls=30)
-    ctx = make_ctx(llm, budget=budget)
+    if store is None:
+        ctx = make_ctx(llm, budget=budget)
+        return await _told(model, ctx, budget, scripted=scripted, priced=priced)
+    # Kept in a store the console opens: the run (its registry record and checkpoints)
+    # and its trace, recorded as a served run's is.
+    from agentkit.cli.serve import open_store
+    from agentkit.core.runtime.context import new_run_id
+    from agentkit.state.traces import TraceRecorder, save_trace
+
+    opened = open_store(store)
+    run_id = new_run_id()
+    recorder = TraceRecorder(run_id)
+    ctx = make_ctx(llm, budget=budget, store=opened, correlation_id=run_id, tracer=recorder)
+    try:
+        status = await _told(model, ctx, budget, scripted=scripted, priced=priced)
+        await save_trace(opened, recorder.trace())
+    finally:
+        closed = getattr(opened, "close", None)
+        if closed is not None and asyncio.iscoroutine(done := closed()):
+            await done
+    print()
+    print(f"agentkit demo: run {run_id} is kept in {store}; open it in the console:")
+    print(f"  {_command()} serve agentkit.demo --store {store}")
+    print("  then http://127.0.0.1:8000/ in a browser")
+    return status
+
+
+async def _told(model: str, ctx: RunContext, budget: Budget, *, scripted: bool,
+                priced: bool) -> int:
+    """Run the demo on ``ctx`` and print what happened; the exit status."""
     agent = support_agent(model)
     if scripted:
         print("agentkit demo: SCRIPTED and offline. No model is called: FakeLLM plays the")
@@ -289,22 +318,33 @@ def _fail(spec: str, error: BaseException) -> int:
     return 2
 
 
-def run_demo(model: str | None = None) -> int:
+def run_demo(model: str | None = None, store: str | None = None) -> int:
     """Run the demo and return the exit status: scripted and offline without ``model``
-    (or ``$AGENTKIT_MODEL``), against that model otherwise.
+    (or ``$AGENTKIT_MODEL``), against that model otherwise. With ``store`` (a
+    ``--store`` URL, ``sqlite:///demo.db``) the run and its trace are kept there, for
+    ``agentkit serve agentkit.demo --store URL`` to show in the console.
 
     A model that cannot be set up or fails mid-run is one line on stderr and status 2.
     """
     spec = model or os.environ.get("AGENTKIT_MODEL") or None
     if spec is None:
-        return asyncio.run(_demo(FakeLLM.script(_SCRIPT), "fake", scripted=True))
+        return asyncio.run(_demo(FakeLLM.script(_SCRIPT), "fake", scripted=True, store=store))
     try:
         llm, model_id = _live_llm(spec)
-        return asyncio.run(_demo(llm, model_id, scripted=False))
+        return asyncio.run(_demo(llm, model_id, scripted=False, store=store))
     except BrokenPipeError:
         raise  # stdout's reader left; the command line ends quietly
     except Exception as error:
         return _fail(spec, error)
+
+
+agents = [support_agent()]
+"""What ``agentkit serve agentkit.demo`` serves, to show the demo's runs in the console."""
+
+
+def context() -> RunContext:
+    """The served demo's context: the scripted model, so serving it needs no API key."""
+    return make_ctx(FakeLLM.script(_SCRIPT))
 
 
 if __name__ == "__main__":

@@ -169,3 +169,32 @@ def test_a_missing_provider_sdk_names_the_clones_install_line(tmp_path: Path) ->
         "needs the 'anthropic' package: pip install \"agentkit-framework[anthropic]\" (in this "
         "clone: <pip> install -e '.[anthropic]')\n"
     ))
+
+
+async def test_the_demo_keeps_its_run_in_a_store_the_console_shows(tmp_path: Path) -> None:
+    import httpx2
+
+    from agentkit import demo
+    from agentkit.serve import create_app
+    from agentkit.state.stores.sqlite import SQLiteStore
+    from tests.serve.served import served
+
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    result = _demo("--store", url)
+    assert (result.returncode, result.stderr) == (0, "")
+    kept = re.search(r"agentkit demo: run ([0-9a-f]{32}) is kept in (\S+); open it in the "
+                     r"console:\n  python -m agentkit serve agentkit.demo --store (\S+)\n"
+                     r"  then http://127.0.0.1:8000/ in a browser\n\Z", result.stdout)
+    assert kept is not None and kept.group(2) == kept.group(3) == url
+    run_id = kept.group(1)
+    store = SQLiteStore(tmp_path / "demo.db")
+    app = create_app(demo.agents, context=lambda: demo.context().for_run(
+        "console", store=store))
+    async with served(app) as base, httpx2.AsyncClient(base_url=base) as http:
+        runs = (await http.get("/")).text
+        assert f'<tr data-run="{run_id}">' in runs
+        assert '<span class="status s-complete">complete</span>' in runs
+        run = (await http.get(f"/runs/{run_id}")).text
+        assert '<span class="label">tool issue_refund [call_2]</span>' in run
+        assert "Refunded $129.00 for order A-1042 (refund RF-A-1042)." in run
+    store.close()

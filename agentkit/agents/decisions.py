@@ -40,7 +40,9 @@ __all__ = [
     "checked",
     "decision_for",
     "decision_schema",
+    "not_approved",
     "parse",
+    "reasoned",
     "routed",
     "waiting_for",
 ]
@@ -61,9 +63,12 @@ class Approve:
 
 @dataclass(frozen=True, slots=True)
 class Reject:
-    """Do not run the call; the model is told."""
+    """Do not run the call; the model is told (with the person's reason, when given:
+    the form ``"reject: <reason>"``)."""
 
     kind: Literal["reject"] = "reject"
+    reason: str = field(default="", kw_only=True)
+    """Why not, in the person's words; empty when none was given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +118,8 @@ class Undecided:
 Decision = Approve | Reject | EditArguments | AnswerText | ElicitationReply | ForSubRun | Undecided
 """A parsed decision for one pending call."""
 
-_APPROVAL = "'approve', 'reject' or a dict of edited arguments"
+_APPROVAL = "'approve', 'reject', 'reject: <reason>' or a dict of edited arguments"
+_REASON = "reject:"
 _ELICITATION = (
     "{'action': 'accept', 'content': {...}}, {'action': 'decline'}, {'action': 'cancel'} "
     "or {'answer': '...'}"
@@ -136,11 +142,13 @@ _APPROVE, _REJECT, _UNDECIDED = Approve(), Reject(), Undecided()
 _VERDICT: Mapping[str, Any] = {"enum": ["approve", "reject"]}
 _EDIT: Mapping[str, Any] = {"type": "object",
                             "description": "the arguments to run the call with instead"}
+_WHY: Mapping[str, Any] = {"type": "string", "pattern": "^reject:",
+                           "description": "reject, with the person's reason after the colon"}
 _ANSWER: Mapping[str, Any] = {"type": "object", "required": ["answer"],
                               "properties": {"answer": {"type": "string"}}}
 _SCHEMAS: Mapping[str, Mapping[str, Any]] = {
-    "approval": {"oneOf": [_VERDICT, _EDIT]},
-    "unknown_outcome": {"oneOf": [_VERDICT, _EDIT]},
+    "approval": {"oneOf": [_VERDICT, _WHY, _EDIT]},
+    "unknown_outcome": {"oneOf": [_VERDICT, _WHY, _EDIT]},
     "gate": _VERDICT,
     "input": _ANSWER,
     "elicitation": {"oneOf": [
@@ -167,6 +175,9 @@ def parse(kind: str, value: Any) -> Decision | None:
             return _APPROVE
         if value == "reject":
             return _REJECT
+        if kind != "gate" and isinstance(value, str) and value.startswith(_REASON):
+            reason = value[len(_REASON):].strip()
+            return Reject(reason=reason) if reason else _REJECT
         if kind != "gate" and isinstance(value, Mapping):
             return EditArguments(freeze(value))
         return None
@@ -265,6 +276,18 @@ def routed(decisions: Mapping[str, Any], nested: Collection[str]) -> FrozenDict[
             below.setdefault(head, {})[path[len(head) + 1:]] = decision
     own.update({head: FrozenDict(sub) for head, sub in below.items()})
     return FrozenDict(own)
+
+
+def not_approved(tool: str, decision: Decision) -> str:
+    """The result a call a person did not approve leaves for the model (with the
+    person's reason, when given)."""
+    return (f"The call to {tool!r} was not approved by a human, so it did not run. Do not "
+            "retry it unchanged; continue without it or ask differently." + reasoned(decision))
+
+
+def reasoned(decision: Decision, lead: str = " The reason given: ") -> str:
+    """``lead`` and the person's reason for a rejection; empty when none was given."""
+    return lead + decision.reason if isinstance(decision, Reject) and decision.reason else ""
 
 
 def decision_for(kind: str | None, value: Any) -> Decision:

@@ -27,6 +27,8 @@ from agentkit.agents.decisions import (
     Undecided,
     answers_so_far,
     decision_for,
+    not_approved,
+    reasoned,
 )
 from agentkit.agents.durability import needs_durable_checkpoint
 from agentkit.agents.effects import Effects, InProcessEffects, outcome_message
@@ -73,11 +75,6 @@ EventSink = Callable[[AgentEvent], None]
 
 _NO_ANSWERS: Mapping[str, Any] = FrozenDict()
 _UNDECIDED = Undecided()
-_NOT_APPROVED = (
-    "The call to {name!r} was not approved by a human, so it did not run. "
-    "Do not retry it unchanged; continue without it or ask differently."
-)
-
 
 class RunAgent(Protocol):
     """What a run reads of its agent to build requests and parse answers."""
@@ -467,11 +464,11 @@ class AgentRun:
             # Rejected, or run again afresh: either way what the crash left is not continued.
             await self.abandon(call)
             if decision.kind in ("undecided", "reject"):
-                why = "a person decided not to run it again"
+                why = f"a person decided not to run it again{reasoned(decision, ', saying: ')}"
                 return Answered(unknown_outcome(call.name, why), True)
         if kind == "approval" or kind == "unknown_outcome":
             if decision.kind in ("undecided", "reject"):
-                return Answered(_NOT_APPROVED.format(name=call.name), True)
+                return Answered(not_approved(call.name, decision), True)
             if isinstance(decision, EditArguments):
                 arguments = decision.arguments
                 note = f"(A human edited the arguments before approving: {dict(arguments)!r})\n"

@@ -43,6 +43,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"a model spec: PROVIDER:MODEL[@BASE_URL], such as {_examples()} (default: "
         "$AGENTKIT_MODEL, else the offline scripted model)",
     )
+    demo.add_argument(
+        "--store", metavar="URL",
+        help="keep the run and its trace in this store (sqlite:///demo.db), to open it in "
+        "the console: agentkit serve agentkit.demo --store URL",
+    )
 
     tools = commands.add_parser("tools", help="look at tools as the model sees them")
     tools_commands = tools.add_subparsers(dest="tools_command", metavar="SUBCOMMAND")
@@ -110,7 +115,7 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "demo":
         from agentkit.demo import run_demo
 
-        return run_demo(args.model)
+        return run_demo(args.model, args.store)
     if args.command == "tools" and args.tools_command == "inspect":
         from agentkit.cli.tools import inspect_command
 

@@ -34,6 +34,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     routes: Sequence[Any] = (),
     a2a: bool | Mapping[str, Sequence[A2ASkill]] = False,
+    console: bool = True,
 ) -> Any:
     """An ASGI app serving ``agents`` by name under ``/v1``.
 
@@ -47,7 +48,8 @@ def create_app(
     reach the runs through :func:`agentkit.serve.app.runs_of`. ``a2a=True`` serves each
     agent as an A2A agent at ``/a2a/{agent}`` (``docs/a2a.md``); a mapping from agent name
     to :class:`~agentkit.serve.a2a_tasks.A2ASkill` objects lists those skills on its card
-    instead of one per tool. ``engine`` is reserved
+    instead of one per tool. ``console`` serves the browser console at ``/`` (see
+    ``docs/console.md``). ``engine`` is reserved
     for the Temporal engine; only the in-process engine (None) is available.
     """
     if engine is not None:
@@ -67,4 +69,4 @@ def create_app(
         routes = [*routes, *a2a_routes(None if a2a is True else a2a)]
     return build_app(agents, context=context, auth=auth, allowed_hosts=allowed_hosts,
                      allowed_origins=allowed_origins, max_body=max_body,
-                     routes=[*ag_ui_routes(), *routes], a2a=bool(a2a))
+                     routes=[*ag_ui_routes(), *routes], a2a=bool(a2a), console=console)

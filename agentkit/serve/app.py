@@ -59,12 +59,18 @@ async def _send_error(send: Send, status: int, kind: str, message: str,
     await send({"type": "http.response.body", "body": body})
 
 
+def _no_browser(path: str) -> bool:
+    return False
+
+
 class _Guard:
     """Host/Origin, bearer token and body size, before any route sees a request."""
 
     def __init__(self, app: ASGIApp, access: Access, hosts: Sequence[str] | None,
-                 origins: Sequence[str] | None, max_body: int) -> None:
+                 origins: Sequence[str] | None, max_body: int,
+                 browser: Callable[[str], bool] | None = None) -> None:
         self._app = app
+        self._browser = browser or _no_browser
         self._access = access
         self._hosts = hosts
         self._origins = origins
@@ -110,7 +116,9 @@ class _Guard:
             return
         path = scope.get("path", "")
         principal = self._access.principal(headers.get(b"authorization"))
-        if principal is None and path not in _PUBLIC:
+        # The console's pages sign a browser in by cookie and check it themselves
+        # (agentkit.serve.console); every other path needs the bearer token here.
+        if principal is None and path not in _PUBLIC and not self._browser(path):
             problem = "missing" if b"authorization" not in headers else "unknown"
             await _send_error(send, 401, "unauthorized",
                               f"{problem} bearer token: send Authorization: Bearer <token>",
@@ -372,11 +380,7 @@ async def cancel(request: Request) -> Response:
 
 
 def _scope(request: Request) -> RunScope:
-    runs = _runs(request)
-    scope = runs.base.scope
-    if not _principal(request).sees(scope.key()):
-        raise ServeError(404, "unknown_session", "no sessions are known here")
-    return scope
+    return _runs(request).session_scope(_principal(request))
 
 
 async def sessions(request: Request) -> Response:
@@ -410,11 +414,18 @@ def build_app(
     max_body: int,
     routes: Sequence[Any] = (),
     a2a: bool = False,
+    console: bool = True,
 ) -> ASGIApp:
     """The ASGI app (see :func:`agentkit.serve.create_app`); ``a2a``: whether ``routes``
     hold the A2A routes, so the agent listing names each agent's A2A URL."""
     runs = ServedRuns(agents, context)
     access = Access(auth)
+    pages: list[Any] = []
+    browser = _no_browser
+    if console:
+        from agentkit.serve.console import console_paths, console_routes
+
+        pages, browser = console_routes(access, runs), console_paths
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -439,6 +450,7 @@ def build_app(
         routes=[
             *(Route(path, _route(handler), methods=[method]) for path, handler, method in table),
             *routes,
+            *pages,
         ],
         lifespan=lifespan,
         exception_handlers={404: _not_found, 405: _not_allowed},
@@ -446,7 +458,7 @@ def build_app(
     app.state.runs = runs
     app.state.a2a = a2a
     app.state.auth_required = access.required
-    return _Guard(app, access, allowed_hosts, allowed_origins, max_body)
+    return _Guard(app, access, allowed_hosts, allowed_origins, max_body, browser)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

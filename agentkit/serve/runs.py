@@ -30,15 +30,18 @@ from agentkit.agents.conversation import Opening
 from agentkit.agents.events import AgentEvent, FinalEvent
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
-from agentkit.agents.run_state import TERMINAL
+from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.agents.task import Task
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
-from agentkit.core.contracts.types import ModelSettings
+from agentkit.core.contracts.state_errors import CheckpointCorrupt
+from agentkit.core.contracts.types import ModelSettings, Scope
 from agentkit.core.policies.budget import run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext, new_run_id
 from agentkit.serve.access import Principal
+from agentkit.serve.edits import edit_problems
 from agentkit.serve.wire import event_data, inbox_kind
+from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
 from agentkit.state.traces import RunTrace, TraceRecorder, load_trace, save_trace
 
 __all__ = ["ServeError", "ServedRuns", "StartRequest"]
@@ -189,6 +192,27 @@ class ServedRuns:
         await self.record(run_id, principal)
         return await load_trace(self.store, run_id) or RunTrace(run_id=run_id)
 
+    def session_scope(self, principal: Principal) -> Scope:
+        """The scope whose sessions ``principal`` may read (the context's); 404 for a
+        principal of other scopes."""
+        scope = self.base.scope
+        if not principal.sees(scope.key()):
+            raise ServeError(404, "unknown_session", "no sessions are known here")
+        return scope
+
+    async def state(self, run_id: str, principal: Principal) -> RunState | None:
+        """The run's last checkpoint (its transcript, steps, usage), through the
+        lifecycle's loader; None for a run without one, or not an agent's run."""
+        record = await self.record(run_id, principal)
+        try:
+            state, _ = await lifecycle.load_checkpoint(
+                checkpointer_for(self.base), f"{run_id}:{record.agent}", run_id, RunState,
+                "an agent run's state",
+            )
+        except CheckpointCorrupt:  # a workflow's checkpoint, say: it has no transcript
+            return None
+        return state
+
     # -- running ------------------------------------------------------------------------
 
     def _context(
@@ -312,6 +336,13 @@ class ServedRuns:
         if agent is None:
             raise ServeError(409, "agent_not_served", f"run {run_id!r} is a run of agent "
                              f"{record.agent!r}, which this server does not serve")
+        problems = edit_problems(self.agents, record, decisions)
+        if problems:
+            call_id, found = next(iter(problems.items()))
+            raise ServeError(422, "invalid_arguments", f"run {run_id!r}: the edited "
+                             f"arguments of call {call_id!r} do not fit the tool's schema: "
+                             f"{'; '.join(found)}; nothing ran and the run still waits",
+                             problems=problems)
         ctx, recorder = self._context(run_id, await load_trace(self.store, run_id))
         try:
             run = await lifecycle.resume_run(agent, run_id, decisions, ctx,

@@ -41,6 +41,9 @@ PENDING = {
     [
         ("approval", "approve", Approve()),
         ("approval", "reject", Reject()),
+        ("approval", "reject: refund too large", Reject(reason="refund too large")),
+        ("approval", "reject:  ", Reject()),
+        ("unknown_outcome", "reject: it did act", Reject(reason="it did act")),
         ("approval", {"to": "b@example.com"}, EditArguments({"to": "b@example.com"})),
         ("unknown_outcome", "approve", Approve()),
         ("unknown_outcome", "reject", Reject()),
@@ -69,15 +72,15 @@ def test_no_decision_is_undecided() -> None:
     ("decisions", "message"),
     [
         ({"c1": "yes"}, "run 'r': call 'c1' waits for approval; its decision must be "
-         "'approve', 'reject' or a dict of edited arguments, got 'yes'"),
+         "'approve', 'reject', 'reject: <reason>' or a dict of edited arguments, got 'yes'"),
         ({"c2": "approve"}, "run 'r': call 'c2' asks the human a question; its decision "
          "must be {'answer': '...'}, got 'approve'"),
         ({"c3": "Braga"}, "run 'r': call 'c3' waits for the answer to a tool's question; its "
          "decision must be {'action': 'accept', 'content': {...}}, {'action': 'decline'}, "
          "{'action': 'cancel'} or {'answer': '...'}, got 'Braga'"),
         ({"c4": 1}, "run 'r': call 'c4' may have acted before its worker stopped (its "
-         "outcome is unknown); its decision must be 'approve', 'reject' or a dict of edited "
-         "arguments, got 1"),
+         "outcome is unknown); its decision must be 'approve', 'reject', 'reject: "
+         "<reason>' or a dict of edited arguments, got 1"),
         ({"g1": {"x": 1}}, "run 'r': call 'g1' is a human gate; its decision must be "
          "'approve' or 'reject', got {'x': 1}"),
         ({"c5": "approve"}, "run 'r': decisions name call id(s) ['c5'] that are not "
@@ -158,7 +161,7 @@ async def test_every_kind_of_decision_reaches_a_sub_run_through_its_path() -> No
         await office.manager.resume("run-d", {"c1/s1": "yes"}, ctx)
     assert str(info.value) == (
         "run 'run-d': call 'c1/s1' waits for approval; its decision must be 'approve', "
-        "'reject' or a dict of edited arguments, got 'yes'"
+        "'reject', 'reject: <reason>' or a dict of edited arguments, got 'yes'"
     )
 
     second = await office.manager.resume("run-d", {"c1/s1": {"to": "b@example.com"}}, ctx)
@@ -188,11 +191,40 @@ async def test_a_workflow_refuses_a_bad_decision_for_its_agent_step_as_an_agent_
         await wf.resume("wf-d", {"mail/s1": "yes"}, ctx)
     assert str(info.value) == (
         "run 'wf-d': call 'mail/s1' waits for approval; its decision must be 'approve', "
-        "'reject' or a dict of edited arguments, got 'yes'"
+        "'reject', 'reject: <reason>' or a dict of edited arguments, got 'yes'"
     )
     done = await wf.resume("wf-d", {"mail/s1": "reject"}, ctx)
     assert done.stop_reason == "complete"
     assert office.ran == []
+
+
+async def test_a_rejection_with_a_reason_tells_the_model_the_reason_and_nothing_runs() -> None:
+    ran: list[str] = []
+
+    @tool(side_effecting=True)
+    def refund(order_id: str) -> str:
+        """Refund a customer order in full to the card it was paid with."""
+        ran.append(order_id)
+        return "refunded"
+
+    llm = FakeLLM.script([
+        Turn(tool_calls=(ToolCall("c1", "refund", {"order_id": "A1"}),)),
+        Turn(content="I could not refund it."),
+    ])
+    agent = Agent("support", "fake", "You help.", cognition=ReActCognition([refund]))
+    ctx = make_test_ctx(llm=llm, autonomy="gated", correlation_id="run-r")
+    first = await agent.run("refund A1", ctx)
+    assert first.stop_reason == "suspended"
+
+    done = await agent.resume("run-r", {"c1": "reject: the order was never paid"}, ctx)
+
+    assert done.output == "I could not refund it."
+    assert ran == []
+    assert [m.content for m in done.messages if m.role == "tool"] == [
+        "The call to 'refund' was not approved by a human, so it did not run. Do not retry "
+        "it unchanged; continue without it or ask differently. The reason given: the order "
+        "was never paid"
+    ]
 
 
 @pytest.mark.parametrize("kind", ["approval", "unknown_outcome", "gate", "input", "elicitation"])
@@ -202,7 +234,8 @@ def test_the_decision_schema_of_a_kind_accepts_exactly_the_forms_parse_takes(kin
     schema = decision_schema(kind)
     jsonschema.Draft202012Validator.check_schema(schema)
     values: list[Any] = [
-        "approve", "reject", "yes", 3, None, [], {}, {"usd": 5}, {"answer": "blue"},
+        "approve", "reject", "reject: too much", "reject:", "yes", 3, None, [], {},
+        {"usd": 5}, {"answer": "blue"},
         {"answer": "blue", "also": 1}, {"answer": 7}, {"action": "accept"},
         {"action": "accept", "content": {"n": 1}}, {"action": "accept", "content": 5},
         {"action": "decline"}, {"action": "cancel"}, {"action": "later"},

@@ -159,12 +159,12 @@ async def test_invalid_edited_arguments_become_an_argument_error_for_the_model()
         (
             {"c-mail": "yes"},
             "run 'run-1': call 'c-mail' waits for approval; its decision must be 'approve', "
-            "'reject' or a dict of edited arguments, got 'yes'",
+            "'reject', 'reject: <reason>' or a dict of edited arguments, got 'yes'",
         ),
         (
             {"c-mail": True},
             "run 'run-1': call 'c-mail' waits for approval; its decision must be 'approve', "
-            "'reject' or a dict of edited arguments, got True",
+            "'reject', 'reject: <reason>' or a dict of edited arguments, got True",
         ),
     ],
     ids=["unknown-id", "ungated-id", "bad-word", "bad-type"],

@@ -42,6 +42,8 @@ EVENT = TypeAdapter(Event)
 ANA = bearer("tok-ana")
 APPROVAL_SCHEMA = {"oneOf": [
     {"enum": ["approve", "reject"]},
+    {"type": "string", "pattern": "^reject:",
+     "description": "reject, with the person's reason after the colon"},
     {"type": "object", "description": "the arguments to run the call with instead"},
 ]}
 
@@ -175,12 +177,13 @@ async def test_the_official_client_runs_a_gated_call_through_an_interrupt_and_a_
     # interrupt still open on the client.
     assert runs[1] == []
     message = ("run 'r1': call 'c1' waits for approval; its decision must be 'approve', "
-               "'reject' or a dict of edited arguments, got 'yes'")
+               "'reject', 'reject: <reason>' or a dict of edited arguments, got 'yes'")
     assert sorted(errors) == [1]
     assert errors[1]["status"] == 422
     assert errors[1]["payload"] == {"error": {
         "type": "invalid_decision", "message": message, "pending": {"c1": "approval"},
-        "accepted": {"c1": "'approve', 'reject' or a dict of edited arguments"}}}
+        "accepted": {"c1": "'approve', 'reject', 'reject: <reason>' or a dict of edited "
+                             "arguments"}}}
     assert ends[1]["pendingInterrupts"] == [interrupt]
 
     third = runs[2]

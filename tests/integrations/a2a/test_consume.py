@@ -123,7 +123,8 @@ async def test_approval_inside_an_agentkit_remote_round_trips_and_the_tool_runs_
             await planner.resume(waiting.run_id, {"c7/c1": "maybe"}, ctx)
         assert str(invalid.value) == (
             f"run {waiting.run_id!r}: call 'c7/c1' waits for approval; its decision must be "
-            "'approve', 'reject' or a dict of edited arguments, got 'maybe'")
+            "'approve', 'reject', 'reject: <reason>' or a dict of edited arguments, got "
+            "'maybe'")
         async with asyncio.timeout(DEADLINE):
             done = await planner.resume(waiting.run_id, {"c7/c1": "approve"}, ctx)
     assert done.output == "Support refunded A."

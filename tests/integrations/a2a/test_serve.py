@@ -172,20 +172,22 @@ async def test_input_required_round_trip_with_approval_runs_the_tool_once(
     assert data["data"] == {
         "agentkit_pending": [{"call_id": "c1", "tool": "refund",
                               "arguments": {"order_id": "A", "usd": 10}, "kind": "approval",
-                              "accepted": "'approve', 'reject' or a dict of edited arguments",
+                              "accepted": "'approve', 'reject', 'reject: <reason>' or a "
+                                          "dict of edited arguments",
                               "asked_by": ["support"]}],
         "reply": {"decisions": {"c1": "approve"}}}
     assert hint["text"] == (
         f"task {task['id']!r} waits for a person on ['c1']: send a message with taskId "
         f"{task['id']!r} and a data part {{\"decisions\": {{\"c1\": \"approve\"}}}}; accepted "
-        "decisions: c1 (approval): 'approve', 'reject' or a dict of edited arguments")
+        "decisions: c1 (approval): 'approve', 'reject', 'reject: <reason>' or a dict of "
+        "edited arguments")
     assert shop.refunds == []
     with pytest.raises(InvalidParamsError) as refused:
         await collect(client.send_message(decision_message(task["id"], task["contextId"],
                                                            {"c1": "maybe"})))
     assert str(refused.value) == (
         f"run {task['id']!r}: call 'c1' waits for approval; its decision must be 'approve', "
-        "'reject' or a dict of edited arguments, got 'maybe'")
+        "'reject', 'reject: <reason>' or a dict of edited arguments, got 'maybe'")
     [done] = await collect(client.send_message(decision_message(task["id"], task["contextId"],
                                                                 {"c1": "approve"})))
     assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
