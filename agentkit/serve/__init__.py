@@ -15,6 +15,7 @@ from agentkit.serve.access import Principal
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
     from agentkit.core.runtime.context import RunContext
+    from agentkit.serve.engine import Engine
 
 __all__ = ["DEFAULT_MAX_BODY", "Principal", "create_app"]
 
@@ -27,7 +28,7 @@ def create_app(
     *,
     context: Callable[[], RunContext],
     auth: Mapping[str, Principal] | None = None,
-    engine: None = None,
+    engine: Engine | None = None,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
@@ -42,12 +43,10 @@ def create_app(
     safe on loopback. ``allowed_hosts`` are the ``Host`` values accepted (default:
     loopback names on any port), ``allowed_origins`` the browser origins (default:
     those hosts). ``routes`` are more Starlette routes, mounted beside the API, which
-    reach the runs through :func:`agentkit.serve.app.runs_of`. ``engine`` is reserved
-    for the Temporal engine; only the in-process engine (None) is available.
+    reach the runs through :func:`agentkit.serve.app.runs_of`. ``engine`` is where runs
+    execute: None for this process (:class:`~agentkit.serve.engine.InProcessEngine`),
+    or :class:`~agentkit.serve.temporal.TemporalEngine` for Temporal workers.
     """
-    if engine is not None:
-        raise ValueError("create_app(engine=...) takes only None (the in-process engine) "
-                         "in this release; the Temporal engine is not available yet")
     try:
         from agentkit.serve.app import build_app
     except ImportError as error:
@@ -55,5 +54,5 @@ def create_app(
             "agentkit.serve needs Starlette and uvicorn, which are not installed: "
             'pip install "agentkit-framework[serve]"'
         ) from error
-    return build_app(agents, context=context, auth=auth, allowed_hosts=allowed_hosts,
+    return build_app(agents, context=context, auth=auth, engine=engine, allowed_hosts=allowed_hosts,
                      allowed_origins=allowed_origins, max_body=max_body, routes=routes)

@@ -33,6 +33,7 @@ from agentkit.integrations.http_hosts import (
     origin_refusal,
 )
 from agentkit.serve.access import Access, Principal
+from agentkit.serve.engine import Engine
 from agentkit.serve.openapi import openapi_document
 from agentkit.serve.runs import ServedRuns, ServeError, StartRequest
 from agentkit.serve.wire import INBOX_KINDS, jsonable, record_data, waiting_data
@@ -364,7 +365,9 @@ async def decide(request: Request) -> Response:
 
 async def cancel(request: Request) -> Response:
     record = await _runs(request).cancel(request.path_params["run_id"], _principal(request))
-    return JSONResponse({"run_id": record.run_id, "status": "cancelling"}, 202)
+    # A run waiting for a person ends at once; one advancing stops at its next safe point.
+    status = "cancelled" if record.status == "cancelled" else "cancelling"
+    return JSONResponse({"run_id": record.run_id, "status": status}, 202)
 
 
 def _scope(request: Request) -> RunScope:
@@ -401,13 +404,14 @@ def build_app(
     *,
     context: Callable[[], RunContext],
     auth: Mapping[str, Principal] | None = None,
+    engine: Engine | None = None,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     max_body: int,
     routes: Sequence[Any] = (),
 ) -> ASGIApp:
     """The ASGI app (see :func:`agentkit.serve.create_app`)."""
-    runs = ServedRuns(agents, context)
+    runs = ServedRuns(agents, context, engine)
     access = Access(auth)
 
     @contextlib.asynccontextmanager

@@ -35,7 +35,7 @@ from tests.serve.served import (
 ANA = bearer("tok-ana")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     opened = await open_store(request.param, request, tmp_path)
     yield opened
@@ -196,8 +196,43 @@ async def test_cancel_stops_a_running_run_at_its_next_safe_point(store: Any) -> 
         assert events[-1]["data"]["stop_reason"] == "cancelled"
         assert (await http.get("/v1/runs/r1", headers=ANA)).json()["status"] == "cancelled"
         again = await http.post("/v1/runs/r1/cancel", headers=ANA)
-        assert (again.status_code, again.json()["error"]["message"]) == (
-            409, "run 'r1' is cancelled: it is not advancing on this server")
+        assert (again.status_code, again.json()["error"]) == (409, {
+            "type": "not_cancellable", "message": "run 'r1' cannot be cancelled: it is "
+            "cancelled; only a running or suspended run can be cancelled"})
+
+
+async def test_cancel_ends_a_run_waiting_for_a_person_and_a_later_decision_is_409(
+    store: Any,
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10), "refund B": refund_turns("B", 20)})
+    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        for run_id, task in (("ra", "refund A"), ("rb", "refund B")):
+            await http.post("/v1/agents/support/runs", json={"input": task, "run_id": run_id,
+                            "wait": True}, headers=ANA)
+        suspended = await sse(http, "/v1/runs/ra/events")
+        viewer = await http.post("/v1/runs/ra/cancel", headers=bearer("tok-viewer"))
+        assert (viewer.status_code, viewer.json()["error"]["message"]) == (
+            403, "principal 'viewer' may not cancel runs; run 'ra' is unchanged")
+        cancelled = await http.post("/v1/runs/ra/cancel", headers=ANA)
+        assert (cancelled.status_code, cancelled.json()) == (
+            202, {"run_id": "ra", "status": "cancelled"})
+        run = (await http.get("/v1/runs/ra", headers=ANA)).json()
+        assert (run["status"], run["stop_reason"], run["pending"]) == (
+            "cancelled", "cancelled", [])
+        inbox = (await http.get("/v1/approvals", headers=ANA)).json()["approvals"]
+        assert [(a["run_id"], a["call_id"]) for a in inbox] == [("rb", "c1")]
+        events = await sse(http, "/v1/runs/ra/events", last=suspended[-1]["id"])
+        assert [(e["event"], e["data"]["stop_reason"]) for e in events] == [
+            ("final", "cancelled")]
+        late = await http.post("/v1/runs/ra/decisions", json={"decisions": {"c1": "approve"}},
+                               headers=ANA)
+        assert (late.status_code, late.json()["error"]) == (409, {
+            "type": "not_resumable",
+            "message": "run 'ra' cannot be resumed: it is cancelled, not suspended"})
+        assert (await http.get("/v1/runs/ra", headers=ANA)).json()["decisions"] == []
+        assert shop.refunds == []
 
 
 async def test_sessions_list_and_show_their_conversation(store: Any) -> None:
