@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from agentkit.agents.result import AgentResult, Suspended
     from agentkit.agents.run import AgentRun
 
-__all__ = ["register_run", "run_record", "waiting_calls"]
+__all__ = ["register_run", "result_record", "run_record", "waiting_calls"]
 
 _log = logging.getLogger("agentkit.registry")
 
@@ -66,6 +66,25 @@ def run_record(run: AgentRun, result: AgentResult | None = None) -> RunRecord:
         stop_reason=None if result is None else result.stop_reason,
         output=None if result is None or status != "complete" else _data(result.output),
         usage=run.usage, cost_usd=run.usage.cost_usd, error=error,
+    )
+
+
+def result_record(
+    result: AgentResult, *, agent: str, scope: str, session: str | None
+) -> RunRecord:
+    """The registry record of a run an engine of its own drives (Temporal), from its
+    latest result: the face that follows the run writes it."""
+    now = time.time()
+    suspended = result.suspended
+    error = result.evals.get("error")
+    return RunRecord(
+        run_id=result.run_id, agent=agent, status=result.stop_reason, scope=scope,
+        created=now, updated=now, session=session,
+        pending=() if suspended is None else waiting_calls(suspended, now),
+        stop_reason=result.stop_reason,
+        output=_data(result.output) if result.stop_reason == "complete" else None,
+        usage=result.usage, cost_usd=result.usage.cost_usd,
+        error=None if error is None else str(error),
     )
 
 

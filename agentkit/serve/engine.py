@@ -31,9 +31,20 @@ from agentkit.state.traces import RunTrace, TraceRecorder, load_trace, save_trac
 if TYPE_CHECKING:
     from agentkit.serve.runs import ServedRuns, StartRequest
 
-__all__ = ["Engine", "InProcessEngine"]
+__all__ = ["Engine", "InProcessEngine", "ServeError"]
 
 _log = logging.getLogger("agentkit.serve")
+
+
+class ServeError(Exception):
+    """A request the server cannot carry out, with the HTTP status that says why."""
+
+    def __init__(self, status: int, kind: str, message: str, **detail: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.detail = detail
 
 
 class Engine(Protocol):

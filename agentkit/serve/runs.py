@@ -29,7 +29,7 @@ from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, Ru
 from agentkit.core.contracts.types import ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.serve.access import Principal
-from agentkit.serve.engine import Engine, InProcessEngine
+from agentkit.serve.engine import Engine, InProcessEngine, ServeError
 from agentkit.serve.wire import event_data, inbox_kind
 from agentkit.state.traces import RunTrace
 
@@ -38,17 +38,6 @@ __all__ = ["EventLog", "ServeError", "ServedRuns", "StartRequest"]
 KEPT_LOGS = 1000
 """How many runs' event logs a server keeps in memory; a run whose log was dropped
 streams one event saying where it stands."""
-
-
-class ServeError(Exception):
-    """A request the server cannot carry out, with the HTTP status that says why."""
-
-    def __init__(self, status: int, kind: str, message: str, **detail: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.message = message
-        self.detail = detail
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
