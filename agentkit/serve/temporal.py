@@ -74,7 +74,9 @@ class TemporalEngine:
         if not isinstance(client, Client | str) or client == "":
             raise TypeError("TemporalEngine(client) takes a connected temporalio Client or "
                             f"an address such as 'localhost:7233', got {client!r}")
-        self._given = client
+        self.client: Client | None = client if isinstance(client, Client) else None
+        """The Temporal client (connected at startup when given an address)."""
+        self.address: str | None = client if isinstance(client, str) else None
         self.task_queue = task_queue
         self.namespace = namespace
         self.options = options
@@ -181,10 +183,10 @@ class TemporalEngine:
         """Connect, and follow the runs the registry says are running (their workflows
         went on while no server was up)."""
         if self._agents is None:
-            given = self._given
-            client = given if isinstance(given, Client) else await Client.connect(
-                given, namespace=self.namespace)
-            self._agents = TemporalAgents(client, task_queue=self.task_queue,
+            if self.client is None:
+                assert self.address is not None
+                self.client = await Client.connect(self.address, namespace=self.namespace)
+            self._agents = TemporalAgents(self.client, task_queue=self.task_queue,
                                           options=self.options, store=self.runs.store)
         taken, cursor = 0, None
         while True:
