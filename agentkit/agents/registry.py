@@ -22,6 +22,7 @@ from agentkit.state.codec import dumps
 if TYPE_CHECKING:
     from agentkit.agents.result import AgentResult, Suspended
     from agentkit.agents.run import AgentRun
+    from agentkit.agents.workflow_state import WorkflowResult
 
 __all__ = ["register_run", "result_record", "run_record", "waiting_calls"]
 
@@ -70,10 +71,12 @@ def run_record(run: AgentRun, result: AgentResult | None = None) -> RunRecord:
 
 
 def result_record(
-    result: AgentResult, *, agent: str, scope: str, session: str | None
+    result: AgentResult | WorkflowResult, *, agent: str, scope: str, session: str | None,
+    output: Any = None,
 ) -> RunRecord:
-    """The registry record of a run an engine of its own drives (Temporal), from its
-    latest result: the face that follows the run writes it."""
+    """The registry record of a run that keeps no record of its own (a Temporal run, a
+    workflow), from its latest result: the face that follows the run writes it.
+    ``output`` is the run's answer once complete (an agent result's own by default)."""
     now = time.time()
     suspended = result.suspended
     error = result.evals.get("error")
@@ -82,7 +85,8 @@ def result_record(
         created=now, updated=now, session=session,
         pending=() if suspended is None else waiting_calls(suspended, now),
         stop_reason=result.stop_reason,
-        output=_data(result.output) if result.stop_reason == "complete" else None,
+        output=None if result.stop_reason != "complete" else _data(
+            getattr(result, "output", None) if output is None else output),
         usage=result.usage, cost_usd=result.usage.cost_usd,
         error=None if error is None else str(error),
     )

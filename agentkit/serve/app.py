@@ -221,6 +221,9 @@ async def list_agents(request: Request) -> Response:
 
 
 def _agent_data(agent: Agent) -> dict[str, Any]:
+    if not isinstance(agent, Agent):  # a Workflow: its steps, not a model's tools
+        return {"name": agent.name, "kind": "workflow", "model": None,
+                "description": agent.description, "tools": []}
     registry = getattr(agent.cognition, "tools", None)
     tools = []
     for tool in () if registry is None else registry:
@@ -235,8 +238,8 @@ def _agent_data(agent: Agent) -> dict[str, Any]:
                        "requires_approval": traits.requires_approval,
                        "asks_human": traits.asks_human},
         })
-    return {"name": agent.name, "model": agent.model, "description": agent.description,
-            "tools": tools}
+    return {"name": agent.name, "kind": "agent", "model": agent.model,
+            "description": agent.description, "tools": tools}
 
 
 def _text(value: Any, what: str) -> str | None:

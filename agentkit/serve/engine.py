@@ -22,10 +22,12 @@ from agentkit.agents.conversation import Opening
 from agentkit.agents.events import FinalEvent
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
+from agentkit.agents.workflow import Workflow
 from agentkit.core.contracts.errors import RunNotResumable
 from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.core.policies.budget import run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
+from agentkit.serve.workflows import decide_workflow, recover_workflow, start_workflow
 from agentkit.state.traces import RunTrace, TraceRecorder, load_trace, save_trace
 
 if TYPE_CHECKING:
@@ -110,11 +112,9 @@ class InProcessEngine:
         return self._runs
 
     def check(self, agent: Any) -> None:
-        if not isinstance(agent, Agent):
-            raise TypeError(
-                f"create_app(agents=...) takes Agent objects, got {agent!r}; a Workflow "
-                "is served as a step of an agent (as_tool(workflow)) in this release"
-            )
+        if not isinstance(agent, Agent | Workflow):
+            raise TypeError(f"create_app(agents=...) takes Agent and Workflow objects, "
+                            f"got {agent!r}")
 
     def _context(
         self, run_id: str, earlier: RunTrace | None = None
@@ -150,10 +150,32 @@ class InProcessEngine:
             log.add(FinalEvent(result))
             return result
 
+        self._track(run_id, drive, cancel)
+
+    def _track(self, run_id: str, work: Callable[[], Any], cancel: CancelToken) -> None:
         self._cancels[run_id] = cancel
-        task = asyncio.get_running_loop().create_task(drive(), name=f"agentkit run {run_id}")
+        task = asyncio.get_running_loop().create_task(work(), name=f"agentkit run {run_id}")
         self._tasks[run_id] = task
         task.add_done_callback(lambda _: self._forget(run_id, task))
+
+    def context_for(self, run_id: str) -> RunContext:
+        """A context of the run's own (id, budget, cancel token), for a served workflow."""
+        return self._context(run_id)[0]
+
+    def drive_task(self, run_id: str, work: Callable[[], Any], ctx: RunContext) -> None:
+        """Run ``work()`` in a task this engine waits on, cancels and stops; a failure
+        ends the run's events with a final ``error`` event."""
+        log = self.runs.event_log(run_id)
+
+        async def drive() -> None:
+            try:
+                await work()
+            except Exception as error:
+                _log.warning("run %r failed: %s", run_id, error, exc_info=True)
+                log.add_data({"kind": "final", "stop_reason": "error", "output": None,
+                              "error": f"{type(error).__name__}: {error}"})
+
+        self._track(run_id, drive, ctx.cancel)
 
     def _forget(self, run_id: str, task: asyncio.Task[Any]) -> None:
         if self._tasks.get(run_id) is task:
@@ -164,6 +186,9 @@ class InProcessEngine:
         self._drive(run.run_id, lambda: lifecycle.advance(agent, run), recorder, run.ctx.cancel)
 
     async def start(self, agent: Any, request: StartRequest, run_id: str) -> None:
+        if isinstance(agent, Workflow):
+            await start_workflow(self, agent, request, run_id)
+            return
         opening = Opening(request.session, None, request.settings)
         ctx, recorder = self._context(run_id)
         sink = self.runs.event_log(run_id, fresh=True).add
@@ -172,6 +197,9 @@ class InProcessEngine:
 
     async def decide(self, agent: Any, record: RunRecord, decisions: Mapping[str, Any]) -> None:
         run_id = record.run_id
+        if isinstance(agent, Workflow):
+            await decide_workflow(self, agent, record, decisions)
+            return
         ctx, recorder = self._context(run_id, await load_trace(self.runs.store, run_id))
         run = await lifecycle.resume_run(agent, run_id, decisions, ctx,
                                          sink=self.runs.event_log(run_id).add)
@@ -179,6 +207,10 @@ class InProcessEngine:
 
     async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:
         run_id = record.run_id
+        if isinstance(agent, Workflow):
+            # Its checkpoint has no cancelled end a later start would respect yet.
+            raise RunNotResumable(run_id, f"{agent.name!r} is a Workflow, whose runs cannot "
+                                  "be cancelled yet; reject its pending gates to end it")
         token, task = self._cancels.get(run_id), self._tasks.get(run_id)
         if token is not None and task is not None:
             token.cancel(reason)
@@ -215,6 +247,10 @@ class InProcessEngine:
             for record in page.records:
                 agent = runs.agents.get(record.agent)
                 if agent is None or record.run_id in self._tasks:
+                    continue
+                if isinstance(agent, Workflow):
+                    recover_workflow(self, agent, record)
+                    taken += 1
                     continue
                 earlier = await load_trace(runs.store, record.run_id)
                 ctx, recorder = self._context(record.run_id, earlier)
