@@ -445,7 +445,15 @@ async def test_agents_and_the_openapi_document_describe_what_is_served(
             "Refund part of a customer order, in whole dollars, to the card used.")
         document = (await http.get("/openapi.json")).json()
         assert document["openapi"] == "3.1.0"
-        assert "/v1/runs/{run_id}/decisions" in document["paths"]
+        described = {(path, method) for path, item in document["paths"].items()
+                     for method in item}
+        assert described >= {
+            ("/healthz", "get"), ("/openapi.json", "get"), ("/v1/agents", "get"),
+            ("/v1/agents/{agent}/runs", "post"), ("/v1/runs", "get"),
+            ("/v1/runs/{run_id}", "get"), ("/v1/runs/{run_id}/events", "get"),
+            ("/v1/runs/{run_id}/trace", "get"), ("/v1/runs/{run_id}/decisions", "post"),
+            ("/v1/runs/{run_id}/cancel", "post"), ("/v1/approvals", "get"),
+            ("/v1/sessions", "get"), ("/v1/sessions/{session_id}", "get")}
 
 
 async def test_a_run_that_raises_ends_its_events_and_its_record_says_error(
