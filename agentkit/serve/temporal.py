@@ -153,6 +153,8 @@ class TemporalEngine:
             await self._put(self._record(record, result))
             for event in self._events(result):
                 log.add(event)
+            if result.stop_reason != "suspended":
+                self._seen.pop(run_id, None)  # it has no more events
 
         task = asyncio.get_running_loop().create_task(follow(), name=f"agentkit run {run_id}")
         self._watching[run_id] = task
