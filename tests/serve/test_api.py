@@ -305,6 +305,30 @@ async def test_cancel_ends_a_run_waiting_for_a_person_and_a_later_decision_is_40
         assert shop.refunds == []
 
 
+async def test_a_cancel_and_a_decision_at_once_have_one_winner(
+    store: Any, make_app: MakeApp
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        suspended = await sse(http, "/v1/runs/r1/events")
+        cancel, decide = await asyncio.gather(
+            http.post("/v1/runs/r1/cancel", headers=ANA),
+            http.post("/v1/runs/r1/decisions", json={"decisions": {"c1": "approve"}},
+                      headers=ANA))
+        assert sorted([cancel.status_code, decide.status_code]) == [202, 409]
+        await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
+        run = (await http.get("/v1/runs/r1", headers=ANA)).json()
+        if cancel.status_code == 202:
+            assert (run["status"], run["decisions"], shop.refunds) == ("cancelled", [], [])
+        else:
+            assert (run["status"], shop.refunds) == ("complete", [("A", 10)])
+            assert [d["by"] for d in run["decisions"]] == ["ana"]
+
+
 async def test_sessions_list_and_show_their_conversation(store: Any, make_app: MakeApp) -> None:
     shop = Shop()
     llm = ByTask({"hi": [Turn(content="Hello!")]})
