@@ -25,7 +25,6 @@ from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import (
     OutputCoercionError,
-    RunCancelled,
     RunError,
     RunNotResumable,
     RunTakenOver,
@@ -48,7 +47,6 @@ __all__ = [
     "Cognition",
     "LifecycleAgent",
     "advance",
-    "cancel_suspended",
     "claim_checkpoint",
     "continue_at",
     "decide",
@@ -362,28 +360,6 @@ async def resume_run(
     run.extra_system = await _recall(agent, _task_of(state).content, ctx)
     await _claim(run, "another worker resumed it first")
     return run
-
-
-async def cancel_suspended(
-    agent: LifecycleAgent, run_id: str, ctx: RunContext, reason: str, *, key: str | None = None
-) -> AgentResult:
-    """End the suspended run ``run_id`` as ``cancelled``, deciding none of its pending
-    calls (none of them runs). The claim is the same compare-and-set as a decision's,
-    so of a cancel and a decision at once exactly one wins; the loser gets
-    :class:`RunNotResumable`, and any later decision is told the run is cancelled."""
-    state, version, key, checkpointer = await _loaded(
-        agent, run_id, ctx, "suspended", key, None, None
-    )
-    ctx = ctx if ctx.correlation_id == run_id else ctx.for_run(run_id)
-    run = _run(agent, ctx, state, key, version, checkpointer, None)
-    run.status, run.error = "cancelled", RunCancelled(reason)
-    try:
-        await run.save()
-    except RunTakenOver:
-        raise RunNotResumable(run_id, "another worker resumed it first") from None
-    result = run.result()
-    await _registered(run, result)
-    return result
 
 
 def _describe(owner: str) -> str:

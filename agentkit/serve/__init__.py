@@ -44,7 +44,7 @@ def create_app(
     loopback names on any port), ``allowed_origins`` the browser origins (default:
     those hosts). ``routes`` are more Starlette routes, mounted beside the API, which
     reach the runs through :func:`agentkit.serve.app.runs_of`. ``engine`` is where runs
-    execute: None for this process (:class:`~agentkit.serve.engine.InProcessEngine`),
+    execute: None for this process (:class:`~agentkit.serve.inprocess.InProcessEngine`),
     or :class:`~agentkit.serve.temporal.TemporalEngine` for Temporal workers.
     """
     try:

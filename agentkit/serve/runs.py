@@ -18,7 +18,6 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentkit.agents.conversation import Opening
@@ -26,10 +25,10 @@ from agentkit.agents.events import AgentEvent
 from agentkit.agents.run_state import TERMINAL
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
-from agentkit.core.contracts.types import ModelSettings
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.serve.access import Principal
-from agentkit.serve.engine import Engine, InProcessEngine, ServeError
+from agentkit.serve.engine import Engine, ServeError, StartRequest
+from agentkit.serve.inprocess import InProcessEngine
 from agentkit.serve.wire import event_data, inbox_kind
 from agentkit.state.traces import RunTrace
 
@@ -38,22 +37,6 @@ __all__ = ["EventLog", "ServeError", "ServedRuns", "StartRequest"]
 KEPT_LOGS = 1000
 """How many runs' event logs a server keeps in memory; a run whose log was dropped
 streams one event saying where it stands."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StartRequest:
-    """A new run of an agent, as a face asks for it."""
-
-    agent: str
-    """The agent's name."""
-    task: str
-    """The user's input."""
-    session: str | None = None
-    """Continue this conversation."""
-    settings: ModelSettings | None = None
-    """Model settings for this run."""
-    run_id: str | None = None
-    """The run's id; giving one twice starts one run."""
 
 
 class EventLog:

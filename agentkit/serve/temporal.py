@@ -21,7 +21,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
@@ -43,11 +43,8 @@ from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
-from agentkit.serve.engine import ServeError
+from agentkit.serve.engine import Host, ServeError, StartRequest
 from agentkit.state.traces import RunTrace, TraceSpan
-
-if TYPE_CHECKING:
-    from agentkit.serve.runs import ServedRuns, StartRequest
 
 __all__ = ["TemporalEngine"]
 
@@ -81,15 +78,15 @@ class TemporalEngine:
         self.namespace = namespace
         self.options = options
         self._agents: TemporalAgents | None = None
-        self._runs: ServedRuns | None = None
+        self._runs: Host | None = None
         self._watching: dict[str, asyncio.Task[None]] = {}
         self._seen: dict[str, int] = {}
 
-    def bind(self, runs: ServedRuns) -> None:
+    def bind(self, runs: Host) -> None:
         self._runs = runs
 
     @property
-    def runs(self) -> ServedRuns:
+    def runs(self) -> Host:
         assert self._runs is not None, "bind() first"
         return self._runs
 

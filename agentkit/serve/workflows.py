@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from agentkit.agents.events import InterruptEvent
 from agentkit.agents.registry import result_record
@@ -22,12 +22,9 @@ from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.ports import Checkpointer
 from agentkit.core.contracts.runs import RunRecord
 from agentkit.core.runtime.context import RunContext
+from agentkit.serve.engine import Driver, ServeError, StartRequest
 from agentkit.serve.wire import jsonable, usage_data
 from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
-
-if TYPE_CHECKING:
-    from agentkit.serve.engine import InProcessEngine
-    from agentkit.serve.runs import StartRequest
 
 __all__ = ["decide_workflow", "recover_workflow", "start_workflow"]
 
@@ -35,8 +32,9 @@ __all__ = ["decide_workflow", "recover_workflow", "start_workflow"]
 class _Claiming:
     """The run's checkpointer, telling when the run's first save (its claim) is done."""
 
-    def __init__(self, inner: Checkpointer) -> None:
+    def __init__(self, inner: Checkpointer, on_claim: Callable[[], Awaitable[None]]) -> None:
         self.inner = inner
+        self.on_claim = on_claim
         self.claimed = asyncio.Event()
 
     async def load(self, key: str) -> tuple[Any, int]:
@@ -44,11 +42,15 @@ class _Claiming:
 
     async def save(self, key: str, state: Any, *, expected_version: int) -> int:
         version = await self.inner.save(key, state, expected_version=expected_version)
-        self.claimed.set()
+        if not self.claimed.is_set():
+            # Written while the workflow waits on its claim: its own end is written
+            # after this, never before.
+            await self.on_claim()
+            self.claimed.set()
         return version
 
 
-def _follow(engine: InProcessEngine, record: RunRecord,
+def _follow(engine: Driver, record: RunRecord,
             work: Callable[[RunContext], Any], ctx: RunContext) -> None:
     """Drive ``work(ctx)`` in a task; write the record and events of its result."""
     runs = engine.runs
@@ -75,12 +77,10 @@ def _running(record: RunRecord) -> RunRecord:
                      session=record.session, usage=record.usage, cost_usd=record.cost_usd)
 
 
-async def start_workflow(engine: InProcessEngine, workflow: Workflow, request: StartRequest,
+async def start_workflow(engine: Driver, workflow: Workflow, request: StartRequest,
                          run_id: str) -> None:
     """Register the run and run the workflow in the background."""
     if request.session is not None or request.settings is not None:
-        from agentkit.serve.engine import ServeError
-
         raise ServeError(400, "bad_request", f"{workflow.name!r} is a Workflow: a workflow "
                          'run takes "input" only (no "session" or "settings")')
     ctx = engine.context_for(run_id)
@@ -92,11 +92,14 @@ async def start_workflow(engine: InProcessEngine, workflow: Workflow, request: S
     _follow(engine, record, lambda c: workflow.run(request.task, c), ctx)
 
 
-async def decide_workflow(engine: InProcessEngine, workflow: Workflow, record: RunRecord,
+async def decide_workflow(engine: Driver, workflow: Workflow, record: RunRecord,
                           decisions: Mapping[str, Any]) -> None:
     """Resume the suspended workflow; return once it claimed its checkpoint."""
     ctx = engine.context_for(record.run_id)
-    claiming = _Claiming(checkpointer_for(ctx))
+    async def running() -> None:
+        await engine.runs.store.put_run(_running(record))
+
+    claiming = _Claiming(checkpointer_for(ctx), running)
     ctx.checkpointer = claiming
     refused: asyncio.Future[BaseException] = asyncio.get_running_loop().create_future()
 
@@ -117,10 +120,9 @@ async def decide_workflow(engine: InProcessEngine, workflow: Workflow, record: R
         claimed.cancel()
     if refused.done():
         raise refused.result()
-    await engine.runs.store.put_run(_running(record))
 
 
-def recover_workflow(engine: InProcessEngine, workflow: Workflow, record: RunRecord) -> None:
+def recover_workflow(engine: Driver, workflow: Workflow, record: RunRecord) -> None:
     """Continue a workflow left running by a server that stopped."""
     async def recovered(c: RunContext) -> WorkflowResult | None:
         try:
