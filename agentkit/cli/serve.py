@@ -68,13 +68,18 @@ def _tokens(token_env: str | None, tokens_file: str | None) -> dict[str, Princip
     return None
 
 
-def _agents(target: str) -> tuple[Any, list[Any]]:
+def _agents(target: str, temporal: bool) -> tuple[Any, list[Any]]:
+    from agentkit.agents.agent import Agent
+    from agentkit.agents.workflow import Workflow
+
+    # Temporal workers host Agents only; in-process, Workflows are served too.
+    kinds: tuple[type, ...] = (Agent,) if temporal else (Agent, Workflow)
     module, named = load_target(target)
     if named is not None:
-        agents = find_agents(named)
+        agents = find_agents(named, kinds)
     else:
         listed = getattr(module, "agents", None)
-        agents = find_agents(listed if isinstance(listed, list | tuple) else module)
+        agents = find_agents(listed if isinstance(listed, list | tuple) else module, kinds)
     if not agents:
         raise UsageError(f"no agents found in {target!r}: define Agent objects at module "
                          "level, an `agents` list, or name one: agentkit serve MODULE:ATTR")
@@ -94,7 +99,10 @@ def _context(module: Any, agents: Sequence[Any], store: Store) -> Callable[[], R
     from agentkit.core.assembly import make_ctx
     from agentkit.providers.factory import llm_for
 
-    specs = sorted({agent.model for agent in agents})
+    specs = sorted({agent.model for agent in agents if getattr(agent, "model", None)})
+    if not specs:
+        raise UsageError(f"{module.__name__} serves no Agent with a model spec to make a "
+                         "context from: define `def context() -> RunContext` in the module")
     try:
         llm = llm_for(specs[0])
     except (ValueError, TypeError) as error:
@@ -121,7 +129,7 @@ def serve_agents_command(
     except ValueError as error:
         raise UsageError(f"--host {host}: {error}") from None
     opened = open_store(store)
-    module, agents = _agents(target)
+    module, agents = _agents(target, temporal is not None)
     from agentkit.serve import create_app
 
     engine = None if temporal is None or task_queue is None else _temporal(

@@ -232,3 +232,37 @@ async def test_with_temporal_the_runs_execute_on_the_worker_and_the_server_stops
     assert server.stdout is not None
     assert server.stdout.read() == (
         "agentkit serve: stopped; runs in flight keep their last checkpoint\n")
+
+
+REVIEW = SHOP + '''
+from agentkit.agents.workflow import Workflow
+
+
+async def draft(inputs, ctx):
+    return "draft of " + inputs["task"]
+
+
+review = Workflow("review").add("draft", draft).gate("publish", "Publish?", after=["draft"])
+'''
+
+
+async def test_a_module_s_workflows_are_served_beside_its_agents(tmp_path: Path) -> None:
+    (tmp_path / "shop.py").write_text(REVIEW)
+    port = free_port()
+    server = agentkit_serve("shop.py", "--store", "memory:", "--port", str(port), cwd=tmp_path,
+                            env={"SHOP_EFFECTS": str(tmp_path / "effects.txt")})
+    try:
+        assert read_line(server) == (
+            f"agentkit serve: support, review on http://127.0.0.1:{port}/v1 (Ctrl-C stops)\n")
+        async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}",
+                                      timeout=DEADLINE) as http:
+            served = (await http.get("/v1/agents")).json()["agents"]
+            held = (await http.post("/v1/agents/review/runs", json={
+                "input": "the post", "run_id": "w1", "wait": True})).json()
+        assert [(a["name"], a["kind"]) for a in served] == [
+            ("support", "agent"), ("review", "workflow")]
+        assert (held["status"], [p["call_id"] for p in held["pending"]]) == (
+            "suspended", ["publish"])
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=DEADLINE) == 0
