@@ -11,16 +11,7 @@ import agentkit
 
 ROOT = Path(agentkit.__file__).parent
 
-KNOWN: dict[frozenset[str], str] = {
-    frozenset({
-        "agentkit.core.contracts.ports", "agentkit.core.contracts.runs",
-        "agentkit.core.contracts.types", "agentkit.core.runtime.context",
-        "agentkit.core.runtime.invoker",
-    }): "type-only: the seams (ports.py) name RunContext and ToolRequest names Tool, "
-        "while RunContext holds the Invoker, whose methods take a RunContext (the Store "
-        "seam's run-registry values, runs.py, sit on the same path); ending it needs a "
-        "context Protocol in contracts that tools' run() accepts",
-}
+KNOWN: dict[frozenset[str], str] = {}
 """Circles that are known and owned, each with why it exists and what removes it. The
 test fails on any other circle, and on a listed one that is gone (so the list shrinks)."""
 

@@ -5,6 +5,7 @@ from agentkit.agents.autonomy import Autonomy, should_gate
 from agentkit.agents.events import (
     AgentEvent,
     FinalEvent,
+    GuardrailEvent,
     InterruptEvent,
     ReasoningDeltaEvent,
     StepEvent,
@@ -35,6 +36,7 @@ __all__ = [
     "CheckpointCorrupt",
     "Cognition",
     "FinalEvent",
+    "GuardrailEvent",
     "HistoryPolicy",
     "InterruptEvent",
     "InvalidDecision",

@@ -6,31 +6,29 @@ The face of the run lifecycle: every method here opens, resumes or recovers a ru
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkit.agents import lifecycle
 from agentkit.agents.cognition.single_call import SingleCallCognition
 from agentkit.agents.conversation import Opening
 from agentkit.agents.events import AgentEvent, events_of
+from agentkit.agents.guarding import guardrails_of
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.lifecycle import Cognition, memory_prompt
 from agentkit.agents.nested import run_delegated
 from agentkit.agents.output import OutputSpec
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import EventSink
-from agentkit.agents.summarize import Summarize
+from agentkit.agents.summarize import Summarize, agent_history
 from agentkit.agents.task import Task
+from agentkit.core.contracts.settings import NO_SETTINGS
 from agentkit.core.contracts.traits import is_seconds
 from agentkit.core.contracts.types import Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.memory.source import MemorySource
+from agentkit.state.memory.source import MemorySource, check_memory
 
 __all__ = ["Agent", "Cognition", "memory_prompt"]
-
-_NO_SETTINGS = ModelSettings()
-
 
 class Agent:
     """An agent: ``await agent.run(task, ctx)`` returns an :class:`AgentResult`.
@@ -55,11 +53,12 @@ class Agent:
     ``history=`` (:class:`HistoryPolicy`) bounds how much history a run carries, or
     (:class:`Summarize`) replaces its older turns by a summary. ``tool_timeout=`` is how
     many seconds a tool call may run when its tool declares no ``timeout=`` itself.
+    ``*_guardrails=`` check the task, answer and tool calls (:mod:`~agentkit.agents.guarding`).
     """
 
-    __slots__ = ("cognition", "description", "history", "max_output_repairs", "memory",
-                 "memory_k", "model", "name", "output", "output_spec", "prompt", "settings",
-                 "tool_timeout")
+    __slots__ = ("cognition", "description", "guardrails", "history", "max_output_repairs",
+                 "memory", "memory_k", "model", "name", "output", "output_spec", "prompt",
+                 "settings", "tool_timeout")
 
     def __init__(
         self,
@@ -76,36 +75,21 @@ class Agent:
         settings: ModelSettings | None = None,
         history: HistoryPolicy | Summarize | None = None,
         tool_timeout: float | None = None,
+        input_guardrails: Iterable[Any] = (), output_guardrails: Iterable[Any] = (),
+        tool_guardrails: Iterable[Any] = (),
         tools: None = None,
     ) -> None:
         if tools is not None:
-            raise TypeError(
-                "Agent has no tools= keyword: tools live on the cognition. "
-                "Use Agent(..., cognition=ReActCognition(tools=[...]))."
-            )
+            raise TypeError("Agent has no tools= keyword: tools live on the cognition. "
+                            "Use Agent(..., cognition=ReActCognition(tools=[...])).")
         if not name or not isinstance(name, str):
             raise ValueError(f"an agent needs a non-empty name, got {name!r}")
-        if memory is not None and not isinstance(memory, MemorySource):
-            raise TypeError(
-                f"Agent(memory=...) takes a memory source (an object with "
-                f"`async def query(text, k, ctx)`, e.g. FileMemory), got {memory!r}"
-            )
-        if memory_k < 1:
-            raise ValueError(f"memory_k must be at least 1, got {memory_k}")
+        check_memory(memory, memory_k)
         if settings is not None and not isinstance(settings, ModelSettings):
             raise TypeError(f"Agent(settings=...) takes a ModelSettings, got {settings!r}")
-        if history is not None and not isinstance(history, HistoryPolicy | Summarize):
-            raise TypeError(
-                "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...) "
-                f"or a Summarize(max_tokens=..., keep_last=...), got {history!r}"
-            )
         if not is_seconds(tool_timeout):
-            raise ValueError(
-                "Agent(tool_timeout=...) takes a positive number of seconds or None, "
-                f"got {tool_timeout!r}"
-            )
-        if isinstance(history, Summarize) and history.model is None:
-            history = dataclasses.replace(history, model=model)  # the agent's own writes
+            raise ValueError("Agent(tool_timeout=...) takes a positive number of seconds "
+                             f"or None, got {tool_timeout!r}")
         self.name = name
         self.model = model
         self.prompt = prompt
@@ -116,9 +100,10 @@ class Agent:
         self.max_output_repairs = max_output_repairs
         self.memory = memory
         self.memory_k = memory_k
-        self.settings = settings if settings is not None else _NO_SETTINGS
-        self.history = history
+        self.settings = settings if settings is not None else NO_SETTINGS
+        self.history = agent_history(history, model)
         self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
+        self.guardrails = guardrails_of(input_guardrails, output_guardrails, tool_guardrails)
 
     async def run(
         self,
@@ -169,9 +154,7 @@ class Agent:
         settings: ModelSettings | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """:meth:`resume`, yielding events as the continued run makes progress."""
-        return events_of(
-            lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings)
-        )
+        return events_of(lambda sink: self._resume(run_id, decisions, ctx, sink, session, settings))
 
     async def run_delegated(self, task: Task, ctx: RunContext) -> AgentResult:
         """Run as the sub-run of the tool call being executed (``as_tool`` calls this):
@@ -232,10 +215,8 @@ class Agent:
         sink: EventSink | None, session: str | None = None,
         settings: ModelSettings | None = None, *, key: str | None = None,
     ) -> AgentResult:
-        run = await lifecycle.resume_run(
-            self, run_id, decisions, ctx, sink=sink, session=session, settings=settings,
-            key=key,
-        )
+        run = await lifecycle.resume_run(self, run_id, decisions, ctx, sink=sink,
+                                         session=session, settings=settings, key=key)
         return await lifecycle.advance(self, run)
 
     async def recover(

@@ -35,11 +35,14 @@ __all__ = [
     "PendingKind",
     "Reject",
     "Undecided",
+    "accepted_form",
     "answers_so_far",
     "checked",
     "decision_for",
+    "decision_schema",
     "parse",
     "routed",
+    "waiting_for",
 ]
 
 PendingKind = Literal["approval", "input", "unknown_outcome", "elicitation", "nested", "gate"]
@@ -130,6 +133,30 @@ _WAITS: Mapping[str, str] = {
     "gate": "is a human gate",
 }
 _APPROVE, _REJECT, _UNDECIDED = Approve(), Reject(), Undecided()
+_VERDICT: Mapping[str, Any] = {"enum": ["approve", "reject"]}
+_EDIT: Mapping[str, Any] = {"type": "object",
+                            "description": "the arguments to run the call with instead"}
+_ANSWER: Mapping[str, Any] = {"type": "object", "required": ["answer"],
+                              "properties": {"answer": {"type": "string"}}}
+_SCHEMAS: Mapping[str, Mapping[str, Any]] = {
+    "approval": {"oneOf": [_VERDICT, _EDIT]},
+    "unknown_outcome": {"oneOf": [_VERDICT, _EDIT]},
+    "gate": _VERDICT,
+    "input": _ANSWER,
+    "elicitation": {"oneOf": [
+        {"type": "object", "required": ["action"], "properties": {
+            "action": {"const": "accept"}, "content": {"type": "object"}}},
+        {"type": "object", "required": ["action"], "properties": {
+            "action": {"enum": ["decline", "cancel"]}}},
+        {**_ANSWER, "additionalProperties": False},  # a reply is the answer alone
+    ]},
+}
+
+
+def accepted_form(kind: str) -> str:
+    """The forms a decision for a call pending as ``kind`` may take, as the refusal of an
+    invalid one words them (for a face that shows them before anyone decides)."""
+    return _ACCEPTED.get(kind, "?")
 
 
 def parse(kind: str, value: Any) -> Decision | None:
@@ -152,6 +179,31 @@ def parse(kind: str, value: Any) -> Decision | None:
     if kind == "nested":
         return ForSubRun(freeze(value)) if isinstance(value, Mapping) else None
     return None
+
+
+def waiting_for(kind: str) -> str:
+    """What a call pending as ``kind`` waits for, in the words the refusals use."""
+    return _WAITS.get(kind, "waits")
+
+
+def decision_schema(kind: str) -> dict[str, Any]:
+    """A JSON Schema of the decisions a call pending as ``kind`` accepts (the forms
+    :func:`parse` takes), for a face that builds a form or declares what it expects."""
+    schema = _SCHEMAS.get(kind)
+    if schema is None:
+        raise ValueError(f"no decision form is known for pending kind {kind!r}; kinds: "
+                         f"{sorted(_SCHEMAS)}")
+    plain: dict[str, Any] = _plain(schema)
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    """A fresh, mutable copy, so no caller can change the shared schemas."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _is_reply(value: Any) -> bool:

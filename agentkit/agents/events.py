@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from agentkit.core.contracts.types import ToolCall, Usage
+from agentkit.core.guardrails.running import GuardrailTrip
 
 if TYPE_CHECKING:
     from agentkit.agents.result import AgentResult, Suspended
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentEvent",
     "FinalEvent",
+    "GuardrailEvent",
     "InterruptEvent",
     "ReasoningDeltaEvent",
     "StepEvent",
@@ -81,6 +83,14 @@ class InterruptEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class GuardrailEvent:
+    """A guardrail tripped: the run stops (the :class:`FinalEvent` follows)."""
+
+    trip: GuardrailTrip
+    kind: Literal["guardrail"] = "guardrail"
+
+
+@dataclass(frozen=True, slots=True)
 class FinalEvent:
     """The run stopped; the last event of a stream."""
 
@@ -90,7 +100,7 @@ class FinalEvent:
 
 AgentEvent = (
     TextDeltaEvent | ReasoningDeltaEvent | ToolCallEvent | ToolResultEvent | StepEvent
-    | InterruptEvent | FinalEvent
+    | InterruptEvent | GuardrailEvent | FinalEvent
 )
 
 

@@ -14,6 +14,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from agentkit.agents.tool_messages import _jsonable
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunRecord, WaitingCall
 from agentkit.core.contracts.state_errors import NotStorable
@@ -42,13 +43,16 @@ def waiting_calls(suspended: Suspended, since: float) -> tuple[WaitingCall, ...]
 
 
 def _data(output: Any) -> Any:
-    # The record is data in the store: an output that is not (a structured type) is
-    # kept as its text, which is what a face would show of it anyway.
-    try:
-        dumps(output)
-    except NotStorable:
-        return str(output)
-    return output
+    # The record is data in the store: a structured output (a dataclass, a Pydantic
+    # model) is kept as its JSON data, the shape its schema describes, so a face can
+    # hand it on as data (A2A's data part); anything else that is not data, as its text.
+    for form in (output, _jsonable(output)):
+        try:
+            dumps(form)
+        except NotStorable:
+            continue
+        return form
+    return str(output)
 
 
 def run_record(run: AgentRun, result: AgentResult | None = None) -> RunRecord:

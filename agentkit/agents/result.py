@@ -8,11 +8,13 @@ from typing import Any, Literal
 
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Message, ToolCall, Usage
+from agentkit.core.guardrails.running import GuardrailTrip
 
 __all__ = ["AgentResult", "StopReason", "Suspended"]
 
 StopReason = Literal[
-    "complete", "suspended", "max_iterations", "cancelled", "budget_exceeded", "error"
+    "complete", "suspended", "max_iterations", "cancelled", "budget_exceeded", "guardrail",
+    "error",
 ]
 """Why a run stopped; docs/agents.md says what each value means."""
 
@@ -70,8 +72,8 @@ class AgentResult:
     complete."""
     stop_reason: StopReason
     """Why the run stopped: ``complete`` (it answered), ``suspended`` (it waits for a
-    human: see :attr:`suspended`), ``max_iterations``, ``cancelled``, ``budget_exceeded``
-    or ``error`` (``evals["error"]`` holds it)."""
+    human: see :attr:`suspended`), ``max_iterations``, ``cancelled``, ``budget_exceeded``,
+    ``guardrail`` (see :attr:`guardrail`) or ``error`` (``evals["error"]`` holds it)."""
     usage: Usage = field(default_factory=Usage)
     """Tokens and cost of the whole run so far."""
     usage_by_model: Mapping[str, Usage] = field(default_factory=FrozenDict, kw_only=True)
@@ -87,6 +89,9 @@ class AgentResult:
     """The run's id."""
     steps: int = 0
     """Model calls made."""
+    guardrail: GuardrailTrip | None = field(default=None, kw_only=True)
+    """When ``stop_reason == "guardrail"``: which guardrail tripped, where (``"input"``,
+    ``"output"``, ``"tool <name> arguments"`` / ``"tool <name> result"``) and why."""
 
     @property
     def suspended(self) -> Suspended | None:

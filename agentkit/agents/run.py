@@ -36,6 +36,7 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from agentkit.agents.guarding import checked_output, checked_result, first_answer
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.intents import intent_key, unknown_outcome
 from agentkit.agents.nested import abandon_sub_run, refuse_path_id, sub_run_key, suspension
@@ -141,6 +142,7 @@ class AgentRun:
         self.extra_system = ""
         self.output: Any = None
         self.error: BaseException | None = None
+        self.guardrail = state.guardrail  # set by the trip that ends the run
         self.interrupted: frozenset[str] = frozenset()
         """Calls that were open and unanswered when this run was recovered: each may
         have started before the crash, so its intent is consulted before it runs."""
@@ -174,6 +176,7 @@ class AgentRun:
             questions=FrozenDict(self.questions),
             nested=FrozenDict(self.nested),
             owner=self._owner,
+            guardrail=self.guardrail,
         )
 
     async def save(self) -> None:
@@ -210,7 +213,7 @@ class AgentRun:
         self.ctx.check_cancelled()
         request = self.request(tools)
         try:
-            result = await self.effects.call_model(request)
+            result = await first_answer(self, request, tools)  # the input guardrails beside it
         except ProviderError as error:
             # Over the model's window: summarise the history once and ask again.
             shorter = await compacted(self.agent.history, self.messages[: self.history_len],
@@ -238,6 +241,7 @@ class AgentRun:
         turn telling the model what was wrong and returns False (call the model again);
         a failure after the repair budget raises :class:`OutputCoercionError`.
         """
+        content = await checked_output(self, content)
         spec = self.agent.output_spec
         if spec is None:
             self.output = content
@@ -279,10 +283,8 @@ class AgentRun:
 
     def suspended(self) -> Suspended:
         """The :class:`Suspended` record for the calls waiting now."""
-        return suspension(
-            self.run_id, self.agent.name, self.open_calls, self.pending, self.nested,
-            self.questions,
-        )
+        return suspension(self.run_id, self.agent.name, self.open_calls, self.pending,
+                          self.nested, self.questions)
 
     def continue_with(self, decisions: Mapping[str, Any]) -> None:
         """Take a person's checked, routed decisions: the run is running again."""
@@ -435,14 +437,12 @@ class AgentRun:
         if decision.kind == "sub_run":
             wake, below = self.nested.get(call.id), decision.decisions
         again = call.id in self.rerun
-        if again:
-            self.rerun.discard(call.id)
-        job = ToolJob(
-            self.run_id, self.key, self.ctx.scope, self.ctx.autonomy, call, arguments,
-            self.agent.model, answers, wake, below, note=note, again=again,
-            timeout=self.agent.tool_timeout,
-        )
-        return await self.effects.call_tool(job), job
+        self.rerun.discard(call.id)
+        job = ToolJob(self.run_id, self.key, self.ctx.scope, self.ctx.autonomy, call, arguments,
+                      self.agent.model, answers, wake, below, note=note, again=again,
+                      timeout=self.agent.tool_timeout)
+        # The tool's guardrails read what it answered before the model does.
+        return await checked_result(self, registry, call, await self.effects.call_tool(job)), job
 
     async def _decided(
         self, call: ToolCall, kind: PendingKind
@@ -495,5 +495,6 @@ class AgentRun:
             messages=tuple(self.messages),
             run_id=self.run_id,
             steps=self.steps,
+            guardrail=self.guardrail,
         )
 

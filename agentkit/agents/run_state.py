@@ -15,15 +15,17 @@ from agentkit.agents.decisions import PendingKind
 from agentkit.agents.result import Suspended
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Message, ModelSettings, ToolCall, Usage
+from agentkit.core.guardrails.running import GuardrailTrip
 
 __all__ = ["PendingKind", "RunState", "RunStatus", "SubRun", "with_usage"]
 
 RunStatus = Literal[
-    "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded", "error"
+    "running", "suspended", "complete", "max_iterations", "cancelled", "budget_exceeded",
+    "guardrail", "error",
 ]
 
 TERMINAL: frozenset[str] = frozenset(
-    {"complete", "max_iterations", "cancelled", "budget_exceeded", "error"}
+    {"complete", "max_iterations", "cancelled", "budget_exceeded", "guardrail", "error"}
 )
 
 
@@ -107,3 +109,6 @@ class RunState:
     questions: Mapping[str, Any] = field(default_factory=FrozenDict)
     """Call id to the question a tool asked mid-call (``message``, ``schema``, ``tool``,
     ``source``) and the ``answers`` it already has, by question text."""
+    guardrail: GuardrailTrip | None = field(default=None, kw_only=True)
+    """The guardrail that ended the run (status ``guardrail``), so the result read back
+    from the checkpoint says which one, where and why."""

@@ -25,17 +25,18 @@ run does with it), and a single turn larger than the budget is kept whole, over 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentkit.agents.history import estimate_tokens, turn_bounds
+from agentkit.agents.history import HistoryPolicy, estimate_tokens, turn_bounds
 from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.types import ChatRequest, Message, ModelSettings
 from agentkit.core.runtime.context import RunContext
 from agentkit.state.sessions import SessionSummary, load_summaries, store_summary
 
-__all__ = ["SUMMARY_PREFIX", "Summarize", "compacted"]
+__all__ = ["SUMMARY_PREFIX", "Summarize", "agent_history", "compacted"]
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 """How the message that stands for the summarised turns begins."""
@@ -202,3 +203,18 @@ def _line(message: Message) -> str:
         for c in message.tool_calls
     )
     return f"{message.role}: {message.content}{calls}"
+
+
+def agent_history(
+    history: HistoryPolicy | Summarize | None, model: str
+) -> HistoryPolicy | Summarize | None:
+    """``Agent(history=...)`` checked, with a :class:`Summarize` that names no model
+    given the agent's own (``model``) to write its summaries."""
+    if history is not None and not isinstance(history, HistoryPolicy | Summarize):
+        raise TypeError(
+            "Agent(history=...) takes a HistoryPolicy(max_messages=..., max_tokens=...) "
+            f"or a Summarize(max_tokens=..., keep_last=...), got {history!r}"
+        )
+    if isinstance(history, Summarize) and history.model is None:
+        return dataclasses.replace(history, model=model)
+    return history

@@ -96,6 +96,8 @@ def _parser() -> argparse.ArgumentParser:
                       "runs execute on `agentkit temporal worker` processes")
     http.add_argument("--task-queue", metavar="Q", help="the workers' task queue (--temporal)")
     http.add_argument("--namespace", default="default", help="the Temporal namespace")
+    http.add_argument("--a2a", action="store_true",
+                      help="serve each agent as an A2A agent too, at /a2a/AGENT")
 
     temporal = commands.add_parser("temporal", help="run agents on Temporal")
     temporal_commands = temporal.add_subparsers(dest="temporal_command", metavar="SUBCOMMAND")
@@ -139,7 +141,7 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return serve_agents_command(
             args.target, store=args.store, host=args.host, port=args.port,
             token_env=args.token_env, tokens_file=args.tokens, allow_hosts=args.allow_host,
-            allow_origins=args.allow_origin, temporal=args.temporal,
+            allow_origins=args.allow_origin, a2a=args.a2a, temporal=args.temporal,
             task_queue=args.task_queue, namespace=args.namespace,
         )
     if args.command == "temporal" and args.temporal_command == "worker":

@@ -115,7 +115,8 @@ def serve_agents_command(
     target: str, *, store: str, host: str = "127.0.0.1", port: int = 8000,
     token_env: str | None = None, tokens_file: str | None = None,
     allow_hosts: Sequence[str] | None = None, allow_origins: Sequence[str] | None = None,
-    temporal: str | None = None, task_queue: str | None = None, namespace: str = "default",
+    a2a: bool = False, temporal: str | None = None, task_queue: str | None = None,
+    namespace: str = "default",
 ) -> int:
     """Serve the agents of ``target`` until interrupted; the exit status."""
     if (temporal is None) != (task_queue is None):
@@ -135,7 +136,8 @@ def serve_agents_command(
     engine = None if temporal is None or task_queue is None else _temporal(
         temporal, task_queue, namespace)
     app = create_app(agents, context=_context(module, agents, opened), auth=tokens,
-                     engine=engine, allowed_hosts=hosts, allowed_origins=allow_origins or None)
+                     engine=engine, allowed_hosts=hosts, allowed_origins=allow_origins or None,
+                     a2a=a2a)
     try:
         asyncio.run(_serve(app, _listen(host, port), host, port, [a.name for a in agents],
                            opened, engine))

@@ -19,7 +19,7 @@ from agentkit.core.contracts.types import Autonomy, Scope
 from agentkit.core.policies.chains import default_chat_chain, default_tool_chain
 from agentkit.core.runtime.context import DEFAULT_MAX_DEPTH, RunContext, new_run_id
 from agentkit.core.runtime.invoker import Invoker
-from agentkit.state.stores.memory import InMemoryStore
+from agentkit.core.stores.memory import InMemoryStore
 
 __all__ = ["make_ctx"]
 

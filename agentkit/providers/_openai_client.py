@@ -13,7 +13,7 @@ from agentkit.providers._errors import missing_extra
 from agentkit.providers._sdk import SdkClients, client_options
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    from agentkit.core.contracts.ports import Context
 
 __all__ = ["CacheKey", "OpenAIConnection", "default_cache_key"]
 
@@ -43,12 +43,12 @@ def _api_key(api_key: str | None, base_url: str | None, owner: str) -> str | Non
 _OPENAI_HOSTS = ("api.openai.com",)
 """Where ``prompt_cache_key="auto"`` sends a key: servers known to accept the field."""
 
-CacheKey = str | Callable[[ChatRequest, "RunContext"], str | None] | None
+CacheKey = str | Callable[[ChatRequest, "Context"], str | None] | None
 """``OpenAILLM(prompt_cache_key=...)``: ``"auto"``, a fixed key, a function of the request
 and context, or None."""
 
 
-def default_cache_key(request: ChatRequest, ctx: RunContext) -> str | None:
+def default_cache_key(request: ChatRequest, ctx: Context) -> str | None:
     """The ``prompt_cache_key`` for ``request``: one per agent and scope, so that every
     run of an agent for one tenant shares the cache of its tools and instructions. None
     for a request no agent made. The names are hashed: the key names no one."""
@@ -98,7 +98,7 @@ class OpenAIConnection:
         host = getattr(getattr(client, "base_url", None), "host", None)
         self.openai_itself = host in _OPENAI_HOSTS
 
-    def cache_key(self, request: ChatRequest, ctx: RunContext) -> str | None:
+    def cache_key(self, request: ChatRequest, ctx: Context) -> str | None:
         """The ``prompt_cache_key`` to send with ``request``, if any."""
         chosen = self.prompt_cache_key
         if chosen == "auto":

@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ProviderError
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -63,7 +64,7 @@ from agentkit.providers._sdk import SdkClients, client_options, priced
 from agentkit.providers.spec import model_id
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicLLM", "anthropic_messages", "anthropic_tools"]
 
@@ -161,7 +162,7 @@ class AnthropicLLM:
                              stable_system=request.stable_system)
         return params
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """One Messages API call."""
         params = self._params(request)
         messages = self._clients.for_call().messages
@@ -171,7 +172,7 @@ class AnthropicLLM:
                 body = json_body(await response.read(), response.headers)
             return _message(body, params["model"], self.prices, self.cache_ttl)
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """One streamed Messages API call: deltas, then the complete result.
 
         A stream that ends before ``message_stop`` is an error, never a short answer.

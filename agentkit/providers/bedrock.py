@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ProviderError
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent
 from agentkit.core.policies import under_retry
 from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
@@ -34,7 +35,7 @@ from agentkit.providers._reply import json_body, obj
 from agentkit.providers.spec import model_id
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["BedrockLLM"]
 
@@ -171,7 +172,7 @@ class BedrockLLM:
         return converse_params(request, model_id(request.model), cache=self.cache == "auto",
                                ttl=self.cache_ttl)
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """One Converse call."""
         params = self._params(request)
         client = self._for_call()
@@ -179,7 +180,7 @@ class BedrockLLM:
             reply = await self._send(call, client.converse, params)
             return converse_result(reply.get(_RAW), params["modelId"], self.prices, self.cache_ttl)
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """One ConverseStream call: deltas, then the complete result.
 
         A stream that ends before ``messageStop`` and its ``metadata`` is an error.

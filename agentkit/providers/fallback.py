@@ -28,10 +28,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from agentkit.core.contracts.errors import ProviderError, is_transient
-from agentkit.core.contracts.ports import LLM
+from agentkit.core.contracts.ports import LLM, Context
 from agentkit.core.contracts.types import ChatRequest, LLMResult, Message, StreamEvent
 from agentkit.core.policies.circuit import CircuitOpen
-from agentkit.core.runtime.context import RunContext
 from agentkit.providers.factory import llm_for
 from agentkit.providers.spec import parse_model_spec
 
@@ -52,7 +51,7 @@ _DEFAULT_ON = ("transient", "circuit_open")
 Entry = LLM | str | tuple[LLM, str]
 """A provider, a ``(provider, model id)`` pair, or a model spec string."""
 
-_Middleware = Callable[[ChatRequest, RunContext, Callable[..., Awaitable[Any]]], Awaitable[Any]]
+_Middleware = Callable[[ChatRequest, Context, Callable[..., Awaitable[Any]]], Awaitable[Any]]
 
 
 def translated(request: ChatRequest, model: str | None, provider: str | None) -> ChatRequest:
@@ -148,7 +147,7 @@ class FallbackLLM:
             return "transient" in self.on
         return isinstance(error, ProviderError) and error.kind in self.on
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """The first answer an entry gives; the last entry's failure when none does."""
         last = len(self._entries) - 1
         for index, (llm, model, provider) in enumerate(self._entries):
@@ -164,7 +163,7 @@ class FallbackLLM:
                 self._fell_through(ctx, request, entry_request.model, index, error)
         raise AssertionError("unreachable: the last entry returns or raises")
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """The first entry's stream that starts; falls through only before a delta.
 
         Under a ``circuit`` a stream counts as answered once its first event arrived:
@@ -196,7 +195,7 @@ class FallbackLLM:
                 await _closed(events)
 
     def _fell_through(
-        self, ctx: RunContext, request: ChatRequest, failed: str, index: int,
+        self, ctx: Context, request: ChatRequest, failed: str, index: int,
         error: Exception,
     ) -> None:
         following = self._entries[index + 1]
@@ -214,10 +213,10 @@ class FallbackLLM:
 
 def _first_of(
     events: AsyncIterator[StreamEvent],
-) -> Callable[[ChatRequest, RunContext], Awaitable[StreamEvent]]:
+) -> Callable[[ChatRequest, Context], Awaitable[StreamEvent]]:
     """A call for the circuit breaker that waits for the stream's first event."""
 
-    async def first(request: ChatRequest, ctx: RunContext) -> StreamEvent:
+    async def first(request: ChatRequest, ctx: Context) -> StreamEvent:
         return await anext(events)
 
     return first

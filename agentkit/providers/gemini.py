@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ProviderError, UnsupportedSetting
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -62,7 +63,7 @@ from agentkit.providers._sdk import priced
 from agentkit.providers.spec import model_id
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["GeminiLLM", "gemini_contents", "gemini_tools"]
 
@@ -192,7 +193,7 @@ class GeminiLLM:
             raise UnsupportedSetting(self.provider, "extra", f"Gemini refuses it: {exc}") from None
         return model, [types.Content.model_validate(c) for c in contents], typed
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """One ``generateContent`` call."""
         model, contents, config = self._request(request)
         with _GeminiCall(self.provider):
@@ -203,7 +204,7 @@ class GeminiLLM:
             list(assembly.take(response))
             return assembly.result(self.prices, streamed=False)
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """One ``streamGenerateContent?alt=sse`` call: deltas, then the complete result.
 
         A stream that ends before a finish reason is an error, never a short answer.

@@ -39,9 +39,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from agentkit.core.contracts.errors import UnsupportedSetting
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -75,9 +76,6 @@ from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers._strict import strict_schema
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
-
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
 
 __all__ = ["CacheKey", "OpenAILLM", "default_cache_key", "openai_messages", "openai_tools"]
 
@@ -434,7 +432,7 @@ class OpenAILLM:
         self.prompt_cache_key = prompt_cache_key
         self.prices = prices
 
-    def _params(self, request: ChatRequest, ctx: RunContext) -> dict[str, Any]:
+    def _params(self, request: ChatRequest, ctx: Context) -> dict[str, Any]:
         params: dict[str, Any] = {
             "model": model_id(request.model),
             "messages": openai_messages(request.system, request.messages),
@@ -457,7 +455,7 @@ class OpenAILLM:
         _apply_settings(params, request, self.provider)
         return params
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """One Chat Completions call."""
         params = self._params(request, ctx)
         completions = self._clients.for_call().chat.completions
@@ -467,7 +465,7 @@ class OpenAILLM:
                 body = json_body(await response.read(), response.headers)
             return _completion(body, params["model"], self.prices)
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """One streamed Chat Completions call: deltas, then the complete result.
 
         A stream that ends before ``data: [DONE]``, or without a finish reason, is an

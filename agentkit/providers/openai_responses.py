@@ -31,9 +31,10 @@ before its terminal event is a ``ProviderError`` (see ``_errors``), never a shor
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentkit.core.contracts.errors import UnsupportedSetting
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -58,9 +59,6 @@ from agentkit.providers._settings import extra_fields, tool_choice
 from agentkit.providers._strict import strict_schema
 from agentkit.providers.spec import model_id
 from agentkit.tools.declarations.adapt import thaw
-
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
 
 __all__ = ["OpenAIResponsesLLM", "responses_input", "responses_tools"]
 
@@ -104,7 +102,7 @@ class OpenAIResponsesLLM:
         self.prices = prices
         self.store = store
 
-    def _params(self, request: ChatRequest, ctx: RunContext) -> dict[str, Any]:
+    def _params(self, request: ChatRequest, ctx: Context) -> dict[str, Any]:
         model = model_id(request.model)
         params: dict[str, Any] = {
             "model": model,
@@ -130,7 +128,7 @@ class OpenAIResponsesLLM:
             params["include"] = ["reasoning.encrypted_content"]
         return params
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """One Responses API call."""
         params = self._params(request, ctx)
         responses = self._clients.for_call().responses
@@ -140,7 +138,7 @@ class OpenAIResponsesLLM:
                 body = json_body(await response.read(), response.headers)
             return _result(obj(body, "body"), params["model"], self.prices)
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """One streamed Responses API call: deltas, then the complete result.
 
         A stream that ends before ``response.completed`` (or ``response.incomplete``) is

@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING
 
 from agentkit.core.contracts.errors import UnservedModel
-from agentkit.core.contracts.ports import LLM, ModelRouter
+from agentkit.core.contracts.ports import LLM, Context, ModelRouter
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent
 from agentkit.providers.factory import llm_for
 from agentkit.providers.spec import _PROVIDERS, parse_model_spec
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["route_models"]
 
@@ -66,7 +66,7 @@ class _Router:
         held = (getattr(llm, "cache_ttl", "5m") for llm in self._llms.values())
         return "1h" if "1h" in held else "5m"
 
-    def llm_for_model(self, model: str, ctx: RunContext) -> LLM:
+    def llm_for_model(self, model: str, ctx: Context) -> LLM:
         """The provider that serves ``model``, built from its spec on first use."""
         prefix, colon, _ = model.partition(":")
         if not colon or prefix not in _PROVIDERS:
@@ -84,10 +84,10 @@ class _Router:
             llm = self._llms[key] = llm_for(model)
         return llm
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         return await self.llm_for_model(request.model, ctx).chat(request, ctx)
 
-    def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         return self.llm_for_model(request.model, ctx).stream(request, ctx)
 
     def _held(self) -> tuple[str, ...]:

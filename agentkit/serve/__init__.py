@@ -15,6 +15,7 @@ from agentkit.serve.access import Principal
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
     from agentkit.core.runtime.context import RunContext
+    from agentkit.serve.a2a_tasks import A2ASkill
     from agentkit.serve.engine import Engine
 
 __all__ = ["DEFAULT_MAX_BODY", "Principal", "create_app"]
@@ -33,6 +34,7 @@ def create_app(
     allowed_origins: Sequence[str] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     routes: Sequence[Any] = (),
+    a2a: bool | Mapping[str, Sequence[A2ASkill]] = False,
 ) -> Any:
     """An ASGI app serving ``agents`` by name under ``/v1``.
 
@@ -43,16 +45,25 @@ def create_app(
     safe on loopback. ``allowed_hosts`` are the ``Host`` values accepted (default:
     loopback names on any port), ``allowed_origins`` the browser origins (default:
     those hosts). ``routes`` are more Starlette routes, mounted beside the API, which
-    reach the runs through :func:`agentkit.serve.app.runs_of`. ``engine`` is where runs
-    execute: None for this process (:class:`~agentkit.serve.inprocess.InProcessEngine`),
-    or :class:`~agentkit.serve.temporal.TemporalEngine` for Temporal workers.
+    reach the runs through :func:`agentkit.serve.app.runs_of`. ``a2a=True`` serves each
+    agent as an A2A agent at ``/a2a/{agent}`` (``docs/a2a.md``); a mapping from agent name
+    to :class:`~agentkit.serve.a2a_tasks.A2ASkill` objects lists those skills on its card
+    instead of one per tool. ``engine`` is where runs execute: None for this process
+    (:class:`~agentkit.serve.inprocess.InProcessEngine`), or
+    :class:`~agentkit.serve.temporal.TemporalEngine` for Temporal workers.
     """
     try:
+        from agentkit.serve.agui import ag_ui_routes
         from agentkit.serve.app import build_app
     except ImportError as error:
         raise ImportError(
             "agentkit.serve needs Starlette and uvicorn, which are not installed: "
             'pip install "agentkit-framework[serve]"'
         ) from error
-    return build_app(agents, context=context, auth=auth, engine=engine, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, max_body=max_body, routes=routes)
+    if a2a:
+        from agentkit.serve.a2a import a2a_routes
+
+        routes = [*routes, *a2a_routes(None if a2a is True else a2a)]
+    return build_app(agents, context=context, auth=auth, engine=engine,
+                     allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
+                     max_body=max_body, routes=[*ag_ui_routes(), *routes], a2a=bool(a2a))

@@ -217,7 +217,11 @@ async def openapi(request: Request) -> Response:
 
 
 async def list_agents(request: Request) -> Response:
-    return JSONResponse({"agents": [_agent_data(a) for a in _runs(request).agents.values()]})
+    agents = [_agent_data(a) for a in _runs(request).agents.values()]
+    if request.app.state.a2a:  # each agent's A2A base URL, where its card is found
+        base = str(request.base_url).rstrip("/")
+        agents = [{**a, "a2a": f"{base}/a2a/{a['name']}"} for a in agents]
+    return JSONResponse({"agents": agents})
 
 
 def _agent_data(agent: Agent) -> dict[str, Any]:
@@ -412,8 +416,10 @@ def build_app(
     allowed_origins: Sequence[str] | None = None,
     max_body: int,
     routes: Sequence[Any] = (),
+    a2a: bool = False,
 ) -> ASGIApp:
-    """The ASGI app (see :func:`agentkit.serve.create_app`)."""
+    """The ASGI app (see :func:`agentkit.serve.create_app`); ``a2a``: whether ``routes``
+    hold the A2A routes, so the agent listing names each agent's A2A URL."""
     runs = ServedRuns(agents, context, engine)
     access = Access(auth)
 
@@ -445,6 +451,8 @@ def build_app(
         exception_handlers={404: _not_found, 405: _not_allowed},
     )
     app.state.runs = runs
+    app.state.a2a = a2a
+    app.state.auth_required = access.required
     return _Guard(app, access, allowed_hosts, allowed_origins, max_body)
 
 

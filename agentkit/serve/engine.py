@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentkit.agents.events import AgentEvent
+from agentkit.agents.task import Task
 from agentkit.core.contracts.ports import Store
 from agentkit.core.contracts.runs import RunRecord
 from agentkit.core.contracts.types import ModelSettings
@@ -43,8 +44,8 @@ class StartRequest:
 
     agent: str
     """The agent's name."""
-    task: str
-    """The user's input."""
+    task: Task
+    """The user's input: text, or text and media parts."""
     session: str | None = None
     """Continue this conversation."""
     settings: ModelSettings | None = None

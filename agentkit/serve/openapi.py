@@ -17,6 +17,10 @@ _PATHS: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {
         "Start a run: {input, session, settings, run_id, wait}; 202 {run_id, status}, "
         "or the finished run with wait=true; a run_id given again returns its run (200)",
         (400, 401, 404, 409, 413))},
+    "/v1/agents/{agent}/ag-ui": {"post": (
+        "AG-UI: a RunAgentInput in, the run's AG-UI events out as Server-Sent Events; a "
+        "suspended run ends with one interrupt, answered by a resume entry whose payload is "
+        "the decisions as Agent.resume takes them", (400, 401, 403, 404, 409, 413, 422))},
     "/v1/runs": {"get": ("Runs newest first; ?status=&agent=&session=&limit=&cursor=",
                          (400, 401))},
     "/v1/runs/{run_id}": {"get": (

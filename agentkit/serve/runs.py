@@ -268,6 +268,12 @@ class ServedRuns:
             return _settled(record)
         return log.after(last)
 
+    def last_event(self, run_id: str) -> int:
+        """The number of the run's last event in this process's log (0 when it keeps
+        none): a face that decides for a suspended run streams what comes after it."""
+        log = self._logs.get(run_id)
+        return 0 if log is None else len(log.events)
+
     async def recover_all(self) -> int:
         """Connect the engine and take over the runs left by a server that stopped."""
         return await self.engine.startup()

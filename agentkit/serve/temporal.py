@@ -201,6 +201,10 @@ class TemporalEngine:
                 return taken
 
     async def start(self, agent: Any, request: StartRequest, run_id: str) -> None:
+        if not isinstance(request.task, str):
+            raise ServeError(400, "bad_request", '"input" must be text with the Temporal '
+                             "engine: a Temporal run's task crosses as text, media parts do "
+                             "not yet")
         if request.settings is not None:
             raise ServeError(400, "bad_request", '"settings" are not supported with the '
                              "Temporal engine: the workers' agents carry their settings")

@@ -9,6 +9,7 @@ from typing import Any
 
 from agentkit.agents.events import (
     AgentEvent,
+    GuardrailEvent,
     InterruptEvent,
     ReasoningDeltaEvent,
     StepEvent,
@@ -87,6 +88,10 @@ def event_data(event: AgentEvent) -> dict[str, Any]:
                 "kinds": dict(suspended.kinds), "asked_by": {
                     call_id: list(chain) for call_id, chain in suspended.agents.items()
                 }}
+    if isinstance(event, GuardrailEvent):
+        trip = event.trip
+        return {"kind": event.kind, "guardrail": trip.guardrail, "where": trip.where,
+                "reason": trip.reason, "info": jsonable(trip.info)}
     result = event.result
     return {"kind": "final", "stop_reason": result.stop_reason,
             "output": jsonable(result.output), "usage": usage_data(result.usage),

@@ -83,13 +83,17 @@ async def start_workflow(engine: Driver, workflow: Workflow, request: StartReque
     if request.session is not None or request.settings is not None:
         raise ServeError(400, "bad_request", f"{workflow.name!r} is a Workflow: a workflow "
                          'run takes "input" only (no "session" or "settings")')
+    task = request.task
+    if not isinstance(task, str):
+        raise ServeError(400, "bad_request", f"{workflow.name!r} is a Workflow, whose task "
+                         'is text: give "input" as text, not media parts')
     ctx = engine.context_for(run_id)
     now = time.time()
     record = RunRecord(run_id=run_id, agent=workflow.name, status="running",
                        scope=ctx.scope.key(), created=now, updated=now)
     await engine.runs.store.put_run(record)
     engine.runs.event_log(run_id, fresh=True)
-    _follow(engine, record, lambda c: workflow.run(request.task, c), ctx)
+    _follow(engine, record, lambda c: workflow.run(task, c), ctx)
 
 
 async def decide_workflow(engine: Driver, workflow: Workflow, record: RunRecord,

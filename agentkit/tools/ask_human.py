@@ -7,8 +7,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.traits import ToolTraits
-from agentkit.core.contracts.types import ToolSchema
-from agentkit.core.runtime.context import RunContext
+from agentkit.core.contracts.types import ToolContext, ToolSchema
 
 __all__ = ["AskHuman", "ask_human"]
 
@@ -50,7 +49,7 @@ class AskHuman:
     idempotent = traits.idempotent
     asks_human = traits.asks_human
 
-    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext | None) -> Any:
         """Refuses: only an agent loop can wait for a human's answer."""
         raise AskHumanOutsideLoop(
             "ask_human is answered by a human: run it inside an agent loop "

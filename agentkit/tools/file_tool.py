@@ -21,8 +21,7 @@ from typing import Any
 from agentkit.core.contracts.errors import ToolArgumentError, ToolDefinitionError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.traits import ToolTraits
-from agentkit.core.contracts.types import ToolSchema
-from agentkit.core.runtime.context import RunContext
+from agentkit.core.contracts.types import ToolContext, ToolSchema
 from agentkit.tools.files import commands
 from agentkit.tools.files.commands import FileLimits
 from agentkit.tools.files.errors import FileToolError
@@ -252,7 +251,7 @@ class FileTool:
         """True for ``view``: it changes nothing, so GATED autonomy need not pause it."""
         return self.traits.is_read_only_call(arguments)
 
-    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> str:
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext | None) -> str:
         """Carry out one memory command and return what the model reads.
 
         Raises :class:`ToolArgumentError` for a call of the wrong shape and

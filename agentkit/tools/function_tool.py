@@ -6,14 +6,13 @@ import asyncio
 import inspect
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from agentkit.core.contracts.errors import ToolDefinitionError, ToolShapeError
 from agentkit.core.contracts.traits import ToolTraits, is_seconds
-from agentkit.core.contracts.types import ToolSchema
-from agentkit.core.runtime.context import RunContext
+from agentkit.core.contracts.types import ToolContext, ToolSchema
 from agentkit.core.runtime.current_call import current_call
 from agentkit.core.runtime.spans import add_span_event
 from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, describe_value, is_structured
@@ -23,6 +22,9 @@ from agentkit.tools.declarations.url_paths import resolve_url_paths
 from agentkit.tools.definition_problems import BrokenTool, collecting, refuse
 
 __all__ = ["FunctionTool", "tool"]
+
+if TYPE_CHECKING:
+    from agentkit.core.guardrails.running import Guardrail
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _log = logging.getLogger("agentkit")
@@ -87,6 +89,24 @@ def _output_adapter(tool_name: str, output_schema: Any, return_annotation: Any) 
     )
 
 
+def _guardrails(tool_name: str, given: Iterable[Any]) -> tuple[Guardrail, ...]:
+    if given == ():
+        return ()
+    # Imported here, not above: the guardrails package (the prebuilt checks and their
+    # patterns) is only loaded by a program that uses guardrails.
+    from agentkit.core.guardrails.running import as_guardrail
+
+    if isinstance(given, str) or not isinstance(given, Iterable):
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: guardrails= takes a list of guardrails (functions g(value) "
+            f"or g(value, ctx), or checks such as PII()), got {given!r}"
+        )
+    try:
+        return tuple(as_guardrail(g) for g in given)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"tool {tool_name!r}: {exc}") from None
+
+
 class FunctionTool:
     """A Python function (sync or async) wrapped as a :class:`~agentkit.tools.Tool`.
 
@@ -140,6 +160,7 @@ class FunctionTool:
         url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
         timeout: float | None = None,
+        guardrails: Iterable[Any] = (),
     ) -> None:
         if not callable(fn):
             raise ToolDefinitionError(f"a tool wraps a callable, got {fn!r}")
@@ -182,6 +203,7 @@ class FunctionTool:
             url_paths=url_paths,
             accepted_arguments=self._binder.accepted,
             timeout=None if timeout is None else float(timeout),
+            guardrails=_guardrails(self.name, guardrails),
         )
 
     @classmethod
@@ -199,6 +221,7 @@ class FunctionTool:
         url_arg: str | Sequence[str] | None = None,
         cost_usd: float = 0.0,
         timeout: float | None = None,
+        guardrails: Iterable[Any] = (),
     ) -> FunctionTool:
         """Wrap ``fn``. Unlike ``@tool``, ``side_effecting`` defaults to False: pass it
         knowingly, or a mutation will be treated as cacheable."""
@@ -214,6 +237,7 @@ class FunctionTool:
             url_arg=url_arg,
             cost_usd=cost_usd,
             timeout=timeout,
+            guardrails=guardrails,
         )
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -243,7 +267,7 @@ class FunctionTool:
         """The argument names the model may send."""
         return self._binder.accepted
 
-    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext | None) -> Any:
         """Bind and check ``args``, run the function, validate what it returned.
 
         Raises :class:`ToolArgumentError` before the body runs and
@@ -328,6 +352,7 @@ def tool(
     url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
     timeout: float | None = None,
+    guardrails: Iterable[Any] = (),
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -345,6 +370,7 @@ def tool(
     url_arg: str | Sequence[str] | None = None,
     cost_usd: float = 0.0,
     timeout: float | None = None,
+    guardrails: Iterable[Any] = (),
 ) -> Any:
     """Declare a function as a tool.
 
@@ -360,7 +386,10 @@ def tool(
     ``cost_usd=`` what one call costs, so ``meter()`` can hold it to a budget;
     ``timeout=`` how many seconds a call may run before it is given up on (it wins over
     ``Agent(tool_timeout=)``): an async body is cancelled, a sync one cannot be stopped,
-    so its result is discarded and its late end logged.
+    so its result is discarded and its late end logged;
+    ``guardrails=`` checks (``g(value)`` / ``g(value, ctx)``, e.g. ``PII()``) run on each
+    call's frozen arguments before it is gated or run, and on its result before the model
+    reads it (after the agent's ``tool_guardrails``; docs/guardrails.md).
     """
     if side_effecting is _MISSING:
         missing = ToolDefinitionError(_SIDE_EFFECTING_REQUIRED)
@@ -389,6 +418,7 @@ def tool(
             url_arg=url_arg,
             cost_usd=cost_usd,
             timeout=timeout,
+            guardrails=guardrails,
         )
 
     if fn is not None:

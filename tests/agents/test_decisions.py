@@ -20,6 +20,7 @@ from agentkit.agents.decisions import (
     Undecided,
     checked,
     decision_for,
+    decision_schema,
     parse,
     routed,
 )
@@ -192,3 +193,28 @@ async def test_a_workflow_refuses_a_bad_decision_for_its_agent_step_as_an_agent_
     done = await wf.resume("wf-d", {"mail/s1": "reject"}, ctx)
     assert done.stop_reason == "complete"
     assert office.ran == []
+
+
+@pytest.mark.parametrize("kind", ["approval", "unknown_outcome", "gate", "input", "elicitation"])
+def test_the_decision_schema_of_a_kind_accepts_exactly_the_forms_parse_takes(kind: str) -> None:
+    import jsonschema
+
+    schema = decision_schema(kind)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    values: list[Any] = [
+        "approve", "reject", "yes", 3, None, [], {}, {"usd": 5}, {"answer": "blue"},
+        {"answer": "blue", "also": 1}, {"answer": 7}, {"action": "accept"},
+        {"action": "accept", "content": {"n": 1}}, {"action": "accept", "content": 5},
+        {"action": "decline"}, {"action": "cancel"}, {"action": "later"},
+    ]
+    for value in values:
+        valid = jsonschema.Draft202012Validator(schema).is_valid(value)
+        assert valid == (parse(kind, value) is not None), (kind, value)
+
+
+def test_a_kind_without_a_decision_form_is_named_with_the_kinds_that_have_one() -> None:
+    with pytest.raises(ValueError) as raised:
+        decision_schema("nested")
+    assert str(raised.value) == (
+        "no decision form is known for pending kind 'nested'; kinds: ['approval', "
+        "'elicitation', 'gate', 'input', 'unknown_outcome']")

@@ -3,6 +3,8 @@ run is claimed and when it stops advancing, with what it waits for."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.frozen import FrozenDict
@@ -60,3 +62,17 @@ async def test_a_suspended_run_lists_the_calls_it_waits_on_and_sub_runs_are_not_
     assert done is not None
     assert (done.status, done.pending, done.output, done.created) == (
         "complete", (), "Billing refunded A1.", record.created)
+
+
+async def test_a_structured_output_is_registered_as_its_json_data() -> None:
+    @dataclass
+    class Quote:
+        order: str
+        usd: int
+
+    quoter = Agent("quoter", "fake", "You quote.", output=Quote)
+    ctx = make_test_ctx(llm=FakeLLM.script([Turn(content='{"order": "A", "usd": 3}')]),
+                        correlation_id="r9")
+    assert (await quoter.run("quote A", ctx)).output == Quote("A", 3)
+    record = await ctx.store.get_run("r9")
+    assert record is not None and record.output == {"order": "A", "usd": 3}

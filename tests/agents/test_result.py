@@ -57,7 +57,8 @@ def test_stop_reason_lists_every_value_and_the_docs_explain_each() -> None:
 
     values = typing.get_args(StopReason)
     assert values == (
-        "complete", "suspended", "max_iterations", "cancelled", "budget_exceeded", "error",
+        "complete", "suspended", "max_iterations", "cancelled", "budget_exceeded", "guardrail",
+        "error",
     )
     page = (Path(__file__).resolve().parents[2] / "docs" / "agents.md").read_text()
     table = [line for line in page.splitlines() if line.startswith("| `")]

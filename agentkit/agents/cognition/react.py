@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from agentkit.agents.guarding import check_calls
 from agentkit.agents.recovery import settle_interrupted
 from agentkit.agents.run import AgentRun
 from agentkit.core.contracts.ports import Tool
@@ -48,6 +49,7 @@ class ReActCognition:
             return
         while True:
             if run.open_calls:
+                await check_calls(run, tools)  # before a person or a tool sees them
                 if not run.pending:
                     pending = run.gate(tools)
                     if pending:

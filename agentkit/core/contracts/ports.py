@@ -6,7 +6,9 @@ The runtime and the agent loop only ever talk to these; concrete backends are ad
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agentkit.core.contracts.types import Tool, ToolContext
 
 if TYPE_CHECKING:
     from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
@@ -15,51 +17,37 @@ if TYPE_CHECKING:
         LLMResult,
         StreamEvent,
         ToolRequest,
-        ToolSchema,
     )
-    from agentkit.core.runtime.context import RunContext
 
 __all__ = [
     "LLM",
     "BudgetLedger",
+    "Cancellation",
     "ChatHandler",
     "ChatMiddleware",
     "Checkpointer",
+    "Context",
     "ModelRouter",
     "Observer",
     "Span",
     "Store",
     "Tool",
+    "ToolContext",
     "ToolHandler",
+    "ToolInvoker",
     "ToolMiddleware",
     "Tracer",
 ]
 
 
-@runtime_checkable
-class Tool(Protocol):
-    """Anything with these attributes and ``async def run(args, ctx)`` is a tool."""
-
-    name: str
-    description: str
-    schema: ToolSchema | None
-    output_schema: Any
-    side_effecting: bool
-    requires_approval: bool
-
-    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
-        """Execute the tool with the model's (frozen) arguments."""
-        ...
-
-
 class LLM(Protocol):
     """A chat model: one request value in, one result value out."""
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """Answer one request."""
         ...
 
-    def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """Answer one request as deltas, ending with the complete :class:`LLMResult`."""
         ...
 
@@ -69,7 +57,7 @@ class ModelRouter(LLM, Protocol):
     (``google:gemini-2.5-flash``); what ``make_ctx(providers=...)`` and ``make_ctx()``
     put in the context. An agent asks it for its model before its run starts."""
 
-    def llm_for_model(self, model: str, ctx: RunContext) -> LLM:
+    def llm_for_model(self, model: str, ctx: Context) -> LLM:
         """The provider that serves ``model``, built now if it was not yet.
 
         Raises :class:`~agentkit.core.contracts.errors.UnservedModel` when the context
@@ -231,14 +219,105 @@ class Observer(Protocol):
         ...
 
 
-ToolHandler = Callable[["ToolRequest", "RunContext"], Awaitable[Any]]
+ToolHandler = Callable[["ToolRequest", "Context"], Awaitable[Any]]
 """The rest of the tool chain, as seen by a middleware."""
 
-ToolMiddleware = Callable[["ToolRequest", "RunContext", ToolHandler], Awaitable[Any]]
+ToolMiddleware = Callable[["ToolRequest", "Context", ToolHandler], Awaitable[Any]]
 """``async def mw(request, ctx, call_next)``: may observe, short-circuit or re-invoke."""
 
-ChatHandler = Callable[["ChatRequest", "RunContext"], Awaitable["LLMResult"]]
+ChatHandler = Callable[["ChatRequest", "Context"], Awaitable["LLMResult"]]
 """The rest of the chat chain, as seen by a middleware."""
 
-ChatMiddleware = Callable[["ChatRequest", "RunContext", ChatHandler], Awaitable["LLMResult"]]
+ChatMiddleware = Callable[["ChatRequest", "Context", ChatHandler], Awaitable["LLMResult"]]
 """``async def mw(request, ctx, call_next)`` around a model call."""
+
+
+class Cancellation(Protocol):
+    """A run's cancellation flag (:class:`~agentkit.core.runtime.CancelToken`), shared by
+    the run and every nested run."""
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Ask the run to stop at its next safe point; the first reason wins."""
+        ...
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the run was asked to stop."""
+        ...
+
+    @property
+    def reason(self) -> str | None:
+        """Why the run was cancelled, if it was."""
+        ...
+
+
+class ToolInvoker(Protocol):
+    """The two middleware chains a context calls through
+    (:class:`~agentkit.core.runtime.Invoker`)."""
+
+    @property
+    def tool_middleware(self) -> tuple[ToolMiddleware, ...]:
+        """The tool chain, outermost first."""
+        ...
+
+    @property
+    def chat_middleware(self) -> tuple[ChatMiddleware, ...]:
+        """The chat chain, outermost first."""
+        ...
+
+    async def invoke_tool(self, request: ToolRequest, ctx: Context) -> Any:
+        """Run ``request`` through the tool chain; a call that waits for a person raises."""
+        ...
+
+    async def invoke_tool_or_wait(self, request: ToolRequest, ctx: Context) -> Any:
+        """Run ``request`` through the tool chain; a call that waits for a person returns
+        its ``Waiting`` value."""
+        ...
+
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
+        """Run ``request`` through the chat chain to the model."""
+        ...
+
+    def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
+        """Stream ``request`` through the chat chain."""
+        ...
+
+
+class Context(ToolContext, Protocol):
+    """What the seams are given of a run: its identity and policy, and the services it
+    calls. :class:`~agentkit.core.runtime.RunContext` is the one implementation; the seams
+    name this Protocol so that they need not import the runtime that calls them."""
+
+    llm: LLM
+    """The run's model."""
+    store: Store
+    """Where the run keeps its state."""
+    budget: BudgetLedger | None
+    """The run's budget, shared with its nested runs."""
+    checkpointer: Checkpointer | None
+    """Saves the run's state after every step."""
+    tracer: Tracer | None
+    """Starts the run's spans."""
+    observer: Observer | None
+    """Receives what the run emits."""
+    max_depth: int
+    """How deep runs may nest."""
+
+    @property
+    def invoker(self) -> ToolInvoker:
+        """The middleware chains tools and model calls go through."""
+        ...
+
+    @property
+    def cancel(self) -> Cancellation:
+        """The run's cancellation flag."""
+        ...
+
+    @property
+    def run_id(self) -> str:
+        """The run's id; the same as ``correlation_id``."""
+        ...
+
+    def child(self) -> Context:
+        """A context for a nested run one level deeper."""
+        ...

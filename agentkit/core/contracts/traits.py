@@ -71,6 +71,9 @@ class ToolTraits:
     """Seconds a call may run before it is given up on
     (:class:`~agentkit.core.contracts.errors.ToolTimeout`); None: the run's default
     (``Agent(tool_timeout=)``), if any."""
+    guardrails: tuple[Any, ...] = ()
+    """The tool's own guardrails (``agentkit.core.guardrails.Guardrail`` values), checked
+    after the agent's ``tool_guardrails`` on each call's arguments and on its result."""
 
     def __post_init__(self) -> None:
         for name in ("side_effecting", "idempotent", "requires_approval", "asks_human"):

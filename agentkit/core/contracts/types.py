@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
@@ -18,9 +18,6 @@ from agentkit.core.contracts.reasoning import Reasoning, ReasoningDelta, Reasoni
 from agentkit.core.contracts.settings import NO_SETTINGS as _NO_SETTINGS
 from agentkit.core.contracts.settings import ModelSettings, ToolChoice
 from agentkit.core.contracts.traits import ToolTraits, traits_of
-
-if TYPE_CHECKING:
-    from agentkit.core.contracts.ports import Tool
 
 __all__ = [
     "Autonomy",
@@ -36,9 +33,11 @@ __all__ = [
     "Scope",
     "StreamEvent",
     "TextDelta",
+    "Tool",
     "ToolCall",
     "ToolCallDelta",
     "ToolChoice",
+    "ToolContext",
     "ToolRequest",
     "ToolSchema",
     "Usage",
@@ -209,6 +208,60 @@ class ToolSchema:
     """Provider name to the provider's own declaration of this tool, used instead of the
     JSON Schema when talking to that provider (e.g. Anthropic's built-in memory tool:
     ``{"anthropic": {"type": "memory_20250818", "name": "memory"}}``)."""
+
+
+class ToolContext(Protocol):
+    """What a tool's ``run()`` is given of the run it serves: who is running and the
+    run's reporting; :class:`~agentkit.core.runtime.RunContext` satisfies it.
+
+    The services of a run (model, store, invoker) are the seams' context,
+    :class:`~agentkit.core.contracts.ports.Context`; a tool that needs them is handed the
+    whole context at run time (``@tool`` passes it to a ``ctx`` parameter). Declared here,
+    beside :class:`ToolRequest`, so that the request can name its tool without the values
+    importing the seams."""
+
+    correlation_id: str
+    """The run id."""
+    scope: Scope
+    """The tenant the run acts for."""
+    autonomy: Autonomy
+    """The run's approval policy."""
+    depth: int
+    """How deeply the run is nested (0 at the top)."""
+
+    def emit(self, kind: str, /, **data: Any) -> None:
+        """Send one observation; never raises."""
+        ...
+
+    async def progress(
+        self, done: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report how far the running tool call has got."""
+        ...
+
+    async def log(self, level: str, message: str, /, **data: Any) -> None:
+        """Log a line from the running tool call."""
+        ...
+
+    def check_cancelled(self) -> None:
+        """Raise ``RunCancelled`` if the run was asked to stop."""
+        ...
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything with these attributes and ``async def run(args, ctx)`` is a tool."""
+
+    name: str
+    description: str
+    schema: ToolSchema | None
+    output_schema: Any
+    side_effecting: bool
+    requires_approval: bool
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext | None) -> Any:
+        """Execute the tool with the model's (frozen) arguments."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

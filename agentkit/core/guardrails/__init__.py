@@ -16,6 +16,7 @@ from agentkit.core.guardrails.running import (
     input_guardrail,
 )
 from agentkit.core.guardrails.text_checks import Denylist, MaxLength
+from agentkit.core.guardrails.tripped import GuardrailRecord, GuardrailTripped
 from agentkit.core.guardrails.tripwire import Tripwire, rewrite_texts, texts_of
 
 __all__ = [
@@ -23,7 +24,9 @@ __all__ = [
     "Denylist",
     "Guardrail",
     "GuardrailMisplaced",
+    "GuardrailRecord",
     "GuardrailTrip",
+    "GuardrailTripped",
     "MaxLength",
     "PIIKind",
     "PromptInjection",

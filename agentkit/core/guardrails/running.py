@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentkit.core.contracts.errors import AgentkitError
+from agentkit.core.contracts.ports import Context
 from agentkit.core.guardrails.tripwire import Tripwire
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class Guardrail:
     parallel: bool
     """May run alongside the guarded call (never when it rewrites)."""
 
-    async def __call__(self, value: Any, ctx: RunContext) -> Any:
+    async def __call__(self, value: Any, ctx: Context) -> Any:
         outcome = self.check(value, ctx) if self.takes_ctx else self.check(value)
         if inspect.isawaitable(outcome):
             outcome = await outcome

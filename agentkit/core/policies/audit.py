@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from agentkit.core.contracts.errors import (
     BudgetExceeded,
@@ -20,12 +20,9 @@ from agentkit.core.contracts.errors import (
     ToolNotFoundError,
 )
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.ports import Store
+from agentkit.core.contracts.ports import Context, Store
 from agentkit.core.contracts.types import ToolRequest, Waiting
 from agentkit.core.policies._keys import hash_arguments, hash_value
-
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
 
 __all__ = ["AuditRecord", "audit", "audit_log_of"]
 
@@ -76,7 +73,7 @@ def audit(
     return _Audit(store, log, include_arguments)
 
 
-def audit_log_of(ctx: RunContext) -> tuple[Store, str] | None:
+def audit_log_of(ctx: Context) -> tuple[Store, str] | None:
     """Where the audit() in ``ctx``'s tool chain appends its records: the store and the
     log name, or None when the chain has no audit() (evals read a run's records here)."""
     for mw in ctx.invoker.tool_middleware:
@@ -93,7 +90,7 @@ class _Audit:
         self._log = log
         self._include = include
 
-    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+    async def __call__(self, request: Any, ctx: Context, call_next: Any) -> Any:
         if not isinstance(request, ToolRequest):
             return await call_next(request, ctx)
         result_hash: str | None = None
@@ -123,7 +120,7 @@ class _Audit:
     async def _record(
         self,
         request: ToolRequest,
-        ctx: RunContext,
+        ctx: Context,
         decision: Decision,
         result_hash: str | None,
         error: BaseException | None,

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import AgentkitError, is_transient
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import ChatRequest, ToolRequest
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["CircuitOpen", "circuit_breaker"]
 
@@ -74,7 +75,7 @@ class _CircuitBreaker:
             return f"model {request.model!r}"
         return type(request).__name__
 
-    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+    async def __call__(self, request: Any, ctx: Context, call_next: Any) -> Any:
         target = self._target(request)
         circuit = self._circuits.setdefault(target, _Circuit())
         trial = False

@@ -29,11 +29,12 @@ from urllib.parse import urlsplit
 
 from agentkit.core.contracts._quote import cut
 from agentkit.core.contracts.errors import EgressRefused
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import ToolRequest
 from agentkit.core.policies._hosts import ascii_name, client_hosts, client_readings, spellings
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["check_url", "egress"]
 
@@ -103,7 +104,7 @@ class _Allowlist:
     client reaches for an entry, in either of its spellings."""
 
 
-def _allow_entries(allow_hosts: Iterable[str]) -> _Allowlist:
+def _allow_entries(allow_hosts: Iterable[str], what: str = "allow_hosts") -> _Allowlist:
     """The allowlist, checked: each entry must be a host name or an IP address."""
     shown: list[str] = []
     by_reading: list[list[str]] = [[] for _ in client_readings("a")]
@@ -114,7 +115,7 @@ def _allow_entries(allow_hosts: Iterable[str]) -> _Allowlist:
         name = ascii_name(written)
         if not name or not (_HOSTNAME.match(name) or (not wildcard and _is_address(name))):
             raise ValueError(
-                f"egress(): allow_hosts entry {_shown(text)} is not a host name; give names "
+                f"egress(): {what} entry {_shown(text)} is not a host name; give names "
                 "such as 'api.example.com' or '*.example.com'"
             )
         prefix = "*." if wildcard else ""
@@ -157,8 +158,11 @@ def _name_problem(host: str, raw: str) -> str | None:
     return None
 
 
-def _vet(url: Any, allow: _Allowlist | None) -> tuple[str | None, tuple[str, ...]]:
-    """Why ``url`` may not be fetched (or None), and the hosts a client would resolve."""
+def _vet(
+    url: Any, allow: _Allowlist | None, private: _Allowlist | None = None
+) -> tuple[str | None, tuple[str, ...]]:
+    """Why ``url`` may not be fetched (or None), and the hosts a client would resolve
+    (none for a host named in ``private``, which is not judged further)."""
     if not isinstance(url, str):
         return f"expected a URL string, got {type(url).__name__}", ()
     if any(c in url for c in "\\\x00\t\r\n ") or any(ord(c) < 32 for c in url):
@@ -182,37 +186,59 @@ def _vet(url: Any, allow: _Allowlist | None) -> tuple[str | None, tuple[str, ...
             f"host {_shown(raw_host)} is not a valid name: no HTTP client can map it to an "
             "ASCII host of letters, digits and hyphens"
         ), ()
+    if private is not None and _off_list(host, raw_host, private) is None:
+        # Named on purpose as a peer inside the network: admitted, whatever its address.
+        return None, ()
     for form in forms:
         why = _name_problem(form, raw_host)
         if why is not None:
             return why, forms
     if allow is not None:
-        listed = list(allow.shown)
-        for reading, hosts in zip(client_readings(host), allow.by_reading, strict=True):
-            if reading is not None and not _allowed(reading, hosts):
-                if reading == raw_host.rstrip(".").lower():
-                    return f"host {_shown(reading)} is not on the allowlist {listed}", forms
-                return (
-                    f"host {_shown(raw_host)} resolves as {_shown(reading)}, which is not on "
-                    f"the allowlist {listed}"
-                ), forms
+        return _off_list(host, raw_host, allow), forms
     return None, forms
+
+
+def _off_list(host: str, raw_host: str, allow: _Allowlist) -> str | None:
+    """Why ``host`` is not on ``allow`` for some kind of client, or None when it is."""
+    listed = list(allow.shown)
+    for reading, hosts in zip(client_readings(host), allow.by_reading, strict=True):
+        if reading is not None and not _allowed(reading, hosts):
+            if reading == raw_host.rstrip(".").lower():
+                return f"host {_shown(reading)} is not on the allowlist {listed}"
+            return (
+                f"host {_shown(raw_host)} resolves as {_shown(reading)}, which is not on "
+                f"the allowlist {listed}"
+            )
+    return None
 
 
 def _cut(text: str) -> str:
     return cut(text, _SHOWN)
 
 
-def check_url(url: Any, allow_hosts: Iterable[str] | None = None) -> str | None:
+def check_url(
+    url: Any, allow_hosts: Iterable[str] | None = None, *, private_hosts: Iterable[str] = ()
+) -> str | None:
     """Why ``url`` may not be fetched, or None when it may. Reads the text only.
 
     The host is judged in every form an HTTP client could resolve it as (see
     :mod:`agentkit.core.policies._hosts`); with ``allow_hosts``, each kind of client
     must reach a host it reaches for a listed name (in its Unicode or ``xn--``
-    spelling).
+    spelling). ``private_hosts`` names hosts admitted although they are loopback,
+    private or local (peers inside a company network: ``"agents.corp.internal"``,
+    ``"10.0.0.7"``, ``"127.0.0.1"``), judged as an allowlist is; a host named there
+    passes the allowlist too.
     """
     allow = None if allow_hosts is None else _allow_entries(allow_hosts)
-    return _vet(url, allow)[0]
+    return _vet(url, allow, _private_entries(private_hosts))[0]
+
+
+def _private_entries(private_hosts: Iterable[str]) -> _Allowlist | None:
+    if isinstance(private_hosts, str):
+        raise ValueError(f"egress(): private_hosts must be a list of host names, got the "
+                         f"string {_shown(private_hosts)}; write [{_shown(private_hosts)}]")
+    entries = list(private_hosts)
+    return _allow_entries(entries, what="private_hosts") if entries else None
 
 
 async def _resolved_problem(forms: tuple[str, ...]) -> str | None:
@@ -229,9 +255,14 @@ async def _resolved_problem(forms: tuple[str, ...]) -> str | None:
     return None
 
 
-def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -> _Egress:
+def egress(
+    allow_hosts: Iterable[str] | None = None, *, resolve: bool = False,
+    private_hosts: Iterable[str] = (),
+) -> _Egress:
     """Refuse, before the tool runs, a URL argument that points anywhere internal, or
     (with ``allow_hosts``; ``*.example.com`` matches subdomains) anywhere not listed.
+    ``private_hosts`` admits the hosts it names although they are internal (see
+    :func:`check_url`); nothing else internal is admitted.
 
     Applies to tools whose traits name URL arguments (``url_paths``, from ``url_arg``:
     one argument, a dotted path into a structured argument, or several). The refusal is an
@@ -240,7 +271,7 @@ def egress(allow_hosts: Iterable[str] | None = None, *, resolve: bool = False) -
     allowlist entry that is not a host name.
     """
     allow = None if allow_hosts is None else _allow_entries(allow_hosts)
-    return _Egress(allow, resolve)
+    return _Egress(allow, resolve, _private_entries(private_hosts))
 
 
 _ABSENT: Any = object()
@@ -282,19 +313,21 @@ def _urls_at(value: Any, path: tuple[str, ...]) -> list[Any]:
 
 
 class _Egress:
-    __slots__ = ("_allow", "_resolve")
+    __slots__ = ("_allow", "_private", "_resolve")
 
-    def __init__(self, allow: _Allowlist | None, resolve: bool) -> None:
+    def __init__(self, allow: _Allowlist | None, resolve: bool,
+                 private: _Allowlist | None = None) -> None:
         self._allow = allow
         self._resolve = resolve
+        self._private = private
 
-    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+    async def __call__(self, request: Any, ctx: Context, call_next: Any) -> Any:
         if not isinstance(request, ToolRequest):
             return await call_next(request, ctx)
         for path in request.traits.url_paths:
             for url in _urls_at(request.arguments, path):
-                why, forms = _vet(url, self._allow)
-                if why is None and self._resolve:
+                why, forms = _vet(url, self._allow, self._private)
+                if why is None and self._resolve and forms:
                     why = await _resolved_problem(forms)
                 if why is not None:
                     request.meta["egress"] = "refused"
@@ -303,4 +336,5 @@ class _Egress:
 
     def __repr__(self) -> str:
         shown = None if self._allow is None else self._allow.shown
-        return f"egress(allow_hosts={shown!r}, resolve={self._resolve})"
+        private = () if self._private is None else self._private.shown
+        return f"egress(allow_hosts={shown!r}, resolve={self._resolve}, private_hosts={private!r})"

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
+from agentkit.core.contracts.ports import Context, Store, ToolHandler, ToolMiddleware
 from agentkit.core.contracts.state_errors import NotStorable
 from agentkit.core.contracts.types import ToolRequest, Waiting
 from agentkit.core.policies._kept import NotKept
 from agentkit.core.policies._keys import hash_arguments
 
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
-
 __all__ = ["idempotency_key", "idempotent"]
 
 
-def idempotency_key(request: ToolRequest, ctx: RunContext, digest: str | None = None) -> str:
+def idempotency_key(request: ToolRequest, ctx: Context, digest: str | None = None) -> str:
     """The store key under which ``idempotent()`` records this call's result.
 
     ``digest`` is the arguments' hash when already computed.
@@ -60,7 +57,7 @@ class _Idempotent:
         self._store = store
         self._ttl = ttl
 
-    async def __call__(self, request: ToolRequest, ctx: RunContext, call_next: ToolHandler) -> Any:
+    async def __call__(self, request: ToolRequest, ctx: Context, call_next: ToolHandler) -> Any:
         if not request.is_side_effecting:
             return await call_next(request, ctx)
         store = self._store if self._store is not None else ctx.store

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.ports import Store, ToolHandler, ToolMiddleware
+from agentkit.core.contracts.ports import Context, Store, ToolHandler, ToolMiddleware
 from agentkit.core.contracts.state_errors import NotStorable
 from agentkit.core.contracts.types import ToolRequest, Waiting
 from agentkit.core.policies._kept import NotKept
 from agentkit.core.policies._keys import hash_arguments
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["memoize"]
 
@@ -46,7 +46,7 @@ class _Memoize:
         self._store = store
         self._ttl = ttl
 
-    async def __call__(self, request: ToolRequest, ctx: RunContext, call_next: ToolHandler) -> Any:
+    async def __call__(self, request: ToolRequest, ctx: Context, call_next: ToolHandler) -> Any:
         if request.is_side_effecting:
             request.meta["memoize"] = "skipped"
             return await call_next(request, ctx)

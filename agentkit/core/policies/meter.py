@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import UnpricedModel
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Usage, Waiting
 from agentkit.core.policies.prices import DEFAULT_PRICES, CacheTTL, PriceTable
 
@@ -74,7 +75,7 @@ class _Meter:
         )
         return worst
 
-    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+    async def __call__(self, request: Any, ctx: Context, call_next: Any) -> Any:
         budget = ctx.budget
         if budget is None:
             return await call_next(request, ctx)

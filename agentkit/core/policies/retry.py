@@ -23,10 +23,11 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.errors import ProviderError, is_transient
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import ChatRequest, ToolRequest
 
 if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+    pass
 
 __all__ = ["exponential_backoff", "retry", "under_retry"]
 
@@ -120,7 +121,7 @@ class _Retry:
         # Set by an idempotent() layer inside this one, before it ran the call.
         return "idempotency_key" in request.meta
 
-    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+    async def __call__(self, request: Any, ctx: Context, call_next: Any) -> Any:
         # Inline rather than a helper coroutine: this sits on every tool call's path.
         token = _AROUND_CHAT.set(True) if isinstance(request, ChatRequest) else None
         attempt = 1

@@ -9,14 +9,11 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agentkit.core.contracts.ports import Span, Tracer
+from agentkit.core.contracts.ports import Context, Span, Tracer
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolRequest, Waiting
 from agentkit.core.runtime.spans import open_span, set_cost
-
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
 
 __all__ = ["tracing"]
 
@@ -60,7 +57,7 @@ class _Tracing:
         self._tracer = tracer
         self._cap = cap
 
-    async def __call__(self, request: Any, ctx: RunContext, call_next: Any) -> Any:
+    async def __call__(self, request: Any, ctx: Context, call_next: Any) -> Any:
         tracer = self._tracer if self._tracer is not None else ctx.tracer
         if tracer is None:
             return await call_next(request, ctx)
@@ -70,7 +67,7 @@ class _Tracing:
             return await self._chat(tracer, request, ctx, call_next)
         return await call_next(request, ctx)
 
-    async def _tool(self, tracer: Tracer, request: ToolRequest, ctx: RunContext,
+    async def _tool(self, tracer: Tracer, request: ToolRequest, ctx: Context,
                     call_next: Any) -> Any:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "execute_tool",
@@ -103,7 +100,7 @@ class _Tracing:
                     span.set_attribute(f"agentkit.{key}", str(request.meta[key]))
             return result
 
-    async def _chat(self, tracer: Tracer, request: ChatRequest, ctx: RunContext,
+    async def _chat(self, tracer: Tracer, request: ChatRequest, ctx: Context,
                     call_next: Any) -> LLMResult:
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",

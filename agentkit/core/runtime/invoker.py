@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentkit.core.contracts.errors import (
     ProviderError,
@@ -21,6 +21,7 @@ from agentkit.core.contracts.errors import (
 from agentkit.core.contracts.ports import (
     ChatHandler,
     ChatMiddleware,
+    Context,
     Tool,
     ToolHandler,
     ToolMiddleware,
@@ -33,13 +34,10 @@ from agentkit.core.contracts.types import (
     Waiting,
 )
 
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
-
 __all__ = ["Invoker"]
 
 
-async def _run_tool(request: ToolRequest, ctx: RunContext) -> Any:
+async def _run_tool(request: ToolRequest, ctx: Context) -> Any:
     tool = request.tool
     if tool is None:
         raise ToolNotFoundError(request.name, ())
@@ -56,7 +54,7 @@ async def _run_tool(request: ToolRequest, ctx: RunContext) -> Any:
         return Waiting(waits.waiting, waits)
 
 
-async def _within(limit: float, tool: Tool, request: ToolRequest, ctx: RunContext) -> Any:
+async def _within(limit: float, tool: Tool, request: ToolRequest, ctx: Context) -> Any:
     """``tool.run`` given up on after ``limit`` seconds: :class:`ToolTimeout`. Here, at
     the end of the chain, so that each attempt of ``retry()`` has the whole limit."""
     deadline = asyncio.timeout(limit)
@@ -68,7 +66,7 @@ async def _within(limit: float, tool: Tool, request: ToolRequest, ctx: RunContex
             raise ToolTimeout(request.name, request.call_id, limit) from None
         raise  # the tool's own timeout, within the limit
 
-async def _call_llm(request: ChatRequest, ctx: RunContext) -> LLMResult:
+async def _call_llm(request: ChatRequest, ctx: Context) -> LLMResult:
     return await ctx.llm.chat(request, ctx)
 
 
@@ -80,7 +78,7 @@ def _fold_tool(middleware: Sequence[ToolMiddleware]) -> ToolHandler:
 
 
 def _bind_tool(mw: ToolMiddleware, call_next: ToolHandler) -> ToolHandler:
-    def layer(request: ToolRequest, ctx: RunContext) -> Any:
+    def layer(request: ToolRequest, ctx: Context) -> Any:
         return mw(request, ctx, call_next)
 
     return layer
@@ -94,13 +92,13 @@ def _fold_chat(middleware: Sequence[ChatMiddleware]) -> ChatHandler:
 
 
 def _bind_chat(mw: ChatMiddleware, call_next: ChatHandler) -> ChatHandler:
-    def layer(request: ChatRequest, ctx: RunContext) -> Any:
+    def layer(request: ChatRequest, ctx: Context) -> Any:
         return mw(request, ctx, call_next)
 
     return layer
 
 
-def _interrupted(ctx: RunContext, delivered: int, error: Exception) -> ProviderError:
+def _interrupted(ctx: Context, delivered: int, error: Exception) -> ProviderError:
     return ProviderError(
         f"the model stream broke after {delivered} delta(s) had been delivered "
         f"({type(error).__name__}: {error}); retrying would deliver them twice, so it is not "
@@ -135,7 +133,7 @@ class Invoker:
         self._tool = _fold_tool(self.tool_middleware)
         self._chat = _fold_chat(self.chat_middleware)
 
-    async def invoke_tool(self, request: ToolRequest, ctx: RunContext) -> Any:
+    async def invoke_tool(self, request: ToolRequest, ctx: Context) -> Any:
         """Run ``request`` through the tool chain; the innermost step is ``tool.run``.
 
         A call that waits for a person raises its
@@ -146,16 +144,16 @@ class Invoker:
             raise value.cause
         return value
 
-    async def invoke_tool_or_wait(self, request: ToolRequest, ctx: RunContext) -> Any:
+    async def invoke_tool_or_wait(self, request: ToolRequest, ctx: Context) -> Any:
         """Run ``request`` through the tool chain: the tool's value, or a
         :class:`~agentkit.core.contracts.types.Waiting` when the call waits for a person."""
         return await self._tool(request, ctx)
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         """Run ``request`` through the chat chain; the innermost step is ``ctx.llm.chat``."""
         return await self._chat(request, ctx)
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """Stream a model call.
 
         The chat middlewares see the call as a whole: each wraps a handler that drains
@@ -170,7 +168,7 @@ class Invoker:
         queue: asyncio.Queue[StreamEvent | None] = asyncio.Queue()
         delivered = 0
 
-        async def drain(req: ChatRequest, c: RunContext) -> LLMResult:
+        async def drain(req: ChatRequest, c: Context) -> LLMResult:
             nonlocal delivered
             final: LLMResult | None = None
             try:

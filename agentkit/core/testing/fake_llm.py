@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from agentkit.core.contracts.errors import AgentkitError
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import (
     ChatRequest,
     FinishReason,
@@ -20,9 +21,7 @@ from agentkit.core.contracts.types import (
     ToolCallDelta,
     Usage,
 )
-
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
+from agentkit.core.runtime.cancelled_usage import report_cancelled_usage
 
 __all__ = ["FakeLLM", "FakeLLMExhausted", "Turn"]
 
@@ -45,6 +44,10 @@ class Turn:
     """What the model thought first: a text (one part from provider ``"fake"``) or the
     parts themselves, to script a provider's opaque state. Streamed as
     :class:`ReasoningDelta` before the text."""
+    held: bool = field(default=False, kw_only=True)
+    """Never answer: the call is in flight (``FakeLLM.in_flight`` is set) until it is
+    cancelled, and then reports its usage as spent (``report_cancelled_usage``), as a
+    provider that was cut off mid-call would."""
 
     def __post_init__(self) -> None:
         reasoning = self.reasoning
@@ -82,6 +85,7 @@ class FakeLLM:
     ``FakeLLM("text")`` answers "text" to every call, and ``FakeLLM.script([...])``
     answers turn by turn. ``requests`` holds every :class:`ChatRequest` received;
     ``assert_all_used()`` fails when scripted turns were never asked for.
+    ``in_flight`` is set once a ``Turn(held=True)`` call is waiting to be cancelled.
     """
 
     def __init__(self, reply: str | None = None, *, turns: Iterable[Turn] = ()) -> None:
@@ -89,6 +93,7 @@ class FakeLLM:
         self._turns: tuple[Turn, ...] = tuple(turns)
         self._next = 0
         self.requests: list[ChatRequest] = []
+        self.in_flight = asyncio.Event()
 
     @classmethod
     def script(cls, turns: Iterable[Turn]) -> FakeLLM:
@@ -144,14 +149,28 @@ class FakeLLM:
             reasoning=turn.reasoning_parts,
         )
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
-        """The next scripted answer."""
-        return self._result(request, self._take(request))
+    async def _hold(self, request: ChatRequest, turn: Turn) -> None:
+        """A held turn's call: in flight until cancelled, then its usage reported."""
+        self.in_flight.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            report_cancelled_usage(request.model, self._result(request, turn).usage)
+            raise
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
+        """The next scripted answer."""
+        turn = self._take(request)
+        if turn.held:
+            await self._hold(request, turn)
+        return self._result(request, turn)
+
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """The next scripted answer: its reasoning, its text word by word, its calls,
         then the complete result."""
         turn = self._take(request)
+        if turn.held:
+            await self._hold(request, turn)
         for part in turn.reasoning_parts:
             if part.text:
                 yield ReasoningDelta(part.text)

@@ -20,7 +20,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import mcp.types as types
 
@@ -28,13 +28,11 @@ from agentkit.core.contracts.errors import ToolArgumentError
 from agentkit.core.contracts.frozen import freeze
 from agentkit.core.contracts.media import Audio, File, Image, Media
 from agentkit.core.contracts.traits import ToolTraits
-from agentkit.core.contracts.types import ToolSchema
+from agentkit.core.contracts.types import ToolContext, ToolSchema
+from agentkit.core.runtime.context import RunContext
 from agentkit.integrations.mcp.errors import MCPToolError
 from agentkit.tools.declarations.adapt import describe_value, thaw
 from agentkit.tools.declarations.jsonschema import schema_errors, schema_errors_at
-
-if TYPE_CHECKING:
-    from agentkit.core.runtime.context import RunContext
 
 __all__ = [
     "REQUIRES_APPROVAL_META",
@@ -265,7 +263,7 @@ class MCPTool:
     def requires_approval(self, value: bool) -> None:
         self.traits = replace(self.traits, requires_approval=value)
 
-    async def run(self, args: Mapping[str, Any], ctx: RunContext | None) -> Any:
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext | None) -> Any:
         """Check ``args``, call the server, and return its result as a value.
 
         Raises :class:`~agentkit.tools.ToolArgumentError` before sending,
@@ -273,6 +271,13 @@ class MCPTool:
         :class:`~agentkit.integrations.mcp.MCPConnectionError` (or its
         ``MCPTimeoutError``) when the server is gone or too slow.
         """
+        if ctx is not None and not isinstance(ctx, RunContext):
+            # The session reads the run's cancel token and the call in progress, which
+            # only a RunContext carries.
+            raise TypeError(
+                f"MCP tool {self.name!r} runs with a RunContext (or None), "
+                f"got {type(ctx).__name__}"
+            )
         self._check.check(self.name, args)
         result = await self._session.call_tool(self.remote_name, args, ctx)
         return read_result(result, self.name, self.server)

@@ -30,8 +30,8 @@ from mcp.server.connection import allowed_log_levels
 from mcp.shared.message import ServerMessageMetadata
 
 from agentkit.core.contracts.errors import AgentkitError, ProviderError, UnsupportedSetting
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.types import ChatRequest, LLMResult, StreamEvent, Usage
-from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.reporting import LOG_LEVELS, current_reporter
 
 __all__ = [
@@ -215,7 +215,7 @@ class ClientModel:
     """The model of a served context that has none of its own: the MCP client's model,
     through sampling, while a served call from a client that offers it is running."""
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         call = _current_call()
         if call is None or not call.can_sample:
             raise ProviderError(
@@ -229,5 +229,5 @@ class ClientModel:
             )
         return await call.sample(request)
 
-    async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         yield await self.chat(request, ctx)

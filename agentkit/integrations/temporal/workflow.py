@@ -27,6 +27,7 @@ from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
     ChatRequest,
@@ -95,10 +96,10 @@ def hosted(task_queue: str, name: str) -> Agent:
 class _NoModel:
     """The workflow's context has no model: every model call is an activity."""
 
-    async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
+    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
         raise RuntimeError("a workflow never calls a model directly")
 
-    def stream(self, request: ChatRequest, ctx: RunContext) -> Any:
+    def stream(self, request: ChatRequest, ctx: Context) -> Any:
         raise RuntimeError("a workflow never calls a model directly")
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from agentkit.core.runtime.context import RunContext
 
-__all__ = ["MemoryItem", "MemorySource", "WritableMemorySource"]
+__all__ = ["MemoryItem", "MemorySource", "WritableMemorySource", "check_memory"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,3 +42,15 @@ class WritableMemorySource(MemorySource, Protocol):
     async def write(self, items: Sequence[MemoryItem], ctx: RunContext | None) -> None:
         """Remember ``items``, so later queries can find them."""
         ...
+
+
+def check_memory(memory: object, k: int) -> None:
+    """Check ``Agent(memory=..., memory_k=...)``: a memory source (or None) and how many
+    of its items a run recalls."""
+    if memory is not None and not isinstance(memory, MemorySource):
+        raise TypeError(
+            f"Agent(memory=...) takes a memory source (an object with "
+            f"`async def query(text, k, ctx)`, e.g. FileMemory), got {memory!r}"
+        )
+    if k < 1:
+        raise ValueError(f"memory_k must be at least 1, got {k}")

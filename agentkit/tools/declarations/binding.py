@@ -17,6 +17,7 @@ from typing import Any
 
 from agentkit.core.contracts.errors import ToolArgumentError, ToolDefinitionError
 from agentkit.core.contracts.frozen import freeze
+from agentkit.core.contracts.types import ToolContext
 from agentkit.core.runtime.context import RunContext
 from agentkit.tools.declarations.adapt import Adapter, Invalid, adapt, fresh_schema
 from agentkit.tools.declarations.schema import object_schema
@@ -49,7 +50,7 @@ class ArgumentBinder:
         """The argument names the model may send."""
         return tuple(self.coercers)
 
-    def bind(self, args: Mapping[str, Any], ctx: RunContext | None) -> dict[str, Any]:
+    def bind(self, args: Mapping[str, Any], ctx: ToolContext | None) -> dict[str, Any]:
         """The keyword arguments for the function, or one :class:`ToolArgumentError` with
         every missing, unexpected and invalid argument."""
         coercers = self.coercers

@@ -1,4 +1,4 @@
-"""The store format's encoder and decoder (see :mod:`agentkit.state.codec`)."""
+"""The store format's encoder and decoder (see :mod:`agentkit.core.codec`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agentkit.core.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.state_errors import CheckpointCorrupt, NotStorable
-from agentkit.state.codec._types import AGENTKIT_TYPES as _AGENTKIT_TYPES
 
 __all__ = ["FORMAT_VERSION", "dumps", "loads", "register"]
 

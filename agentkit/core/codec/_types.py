@@ -1,9 +1,9 @@
 """agentkit's own storable value types, by codec tag: where each one lives.
 
-:mod:`agentkit.state.codec` registers one of these the first time it is written or read,
-importing its module from this fixed table (never from the data), so the core never
-imports the codec and reading a checkpoint does not need the agents layer imported
-beforehand.
+:mod:`agentkit.core.codec` registers one of these the first time it is written or read,
+importing its module from this fixed table (never from the data), so the codec, which
+lives in the core, imports no layer above it, and reading a checkpoint does not need the
+agents layer imported beforehand.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.Audio": ("agentkit.core.contracts.media", "Audio"),
     "agentkit.File": ("agentkit.core.contracts.media", "File"),
     "agentkit.AuditRecord": ("agentkit.core.policies.audit", "AuditRecord"),
+    "agentkit.GuardrailTrip": ("agentkit.core.guardrails.running", "GuardrailTrip"),
+    "agentkit.GuardrailRecord": ("agentkit.core.guardrails.tripped", "GuardrailRecord"),
     "agentkit.Suspended": ("agentkit.agents.result", "Suspended"),
     "agentkit.AgentResult": ("agentkit.agents.result", "AgentResult"),
     "agentkit.RunState": ("agentkit.agents.run_state", "RunState"),
