@@ -73,6 +73,18 @@ def postgres_shared_schema(_schemas_made: list[str]) -> str:
 
 
 @pytest.fixture(scope="session")
+def temporal_address() -> Iterator[str]:
+    """The address of a Temporal dev server for this session, started on first use."""
+    from temporal_server import DevServer
+
+    server = DevServer()
+    try:
+        yield server.address
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def node_tools() -> NodeTools:
     """The npm packages pinned in ``tests/node`` (tests/node_tools.py), installed once."""
     return install()

@@ -23,8 +23,9 @@ from agentkit.state.codec import dumps
 if TYPE_CHECKING:
     from agentkit.agents.result import AgentResult, Suspended
     from agentkit.agents.run import AgentRun
+    from agentkit.agents.workflow_state import WorkflowResult
 
-__all__ = ["register_run", "run_record", "waiting_calls"]
+__all__ = ["register_run", "result_record", "run_record", "waiting_calls"]
 
 _log = logging.getLogger("agentkit.registry")
 
@@ -72,6 +73,28 @@ def run_record(run: AgentRun, result: AgentResult | None = None) -> RunRecord:
         stop_reason=None if result is None else result.stop_reason,
         output=None if result is None or status != "complete" else _data(result.output),
         usage=run.usage, cost_usd=run.usage.cost_usd, error=error,
+    )
+
+
+def result_record(
+    result: AgentResult | WorkflowResult, *, agent: str, scope: str, session: str | None,
+    output: Any = None,
+) -> RunRecord:
+    """The registry record of a run that keeps no record of its own (a Temporal run, a
+    workflow), from its latest result: the face that follows the run writes it.
+    ``output`` is the run's answer once complete (an agent result's own by default)."""
+    now = time.time()
+    suspended = result.suspended
+    error = result.evals.get("error")
+    return RunRecord(
+        run_id=result.run_id, agent=agent, status=result.stop_reason, scope=scope,
+        created=now, updated=now, session=session,
+        pending=() if suspended is None else waiting_calls(suspended, now),
+        stop_reason=result.stop_reason,
+        output=None if result.stop_reason != "complete" else _data(
+            getattr(result, "output", None) if output is None else output),
+        usage=result.usage, cost_usd=result.usage.cost_usd,
+        error=None if error is None else str(error),
     )
 
 

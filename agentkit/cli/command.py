@@ -96,6 +96,11 @@ def _parser() -> argparse.ArgumentParser:
                       help="a Host header to accept (repeatable; default: the bound address)")
     http.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                       help="an Origin header to accept (repeatable; default: the allowed hosts)")
+    http.add_argument("--temporal", metavar="ADDRESS",
+                      help="run on Temporal: the server is a client of this frontend, and "
+                      "runs execute on `agentkit temporal worker` processes")
+    http.add_argument("--task-queue", metavar="Q", help="the workers' task queue (--temporal)")
+    http.add_argument("--namespace", default="default", help="the Temporal namespace")
     http.add_argument("--a2a", action="store_true",
                       help="serve each agent as an A2A agent too, at /a2a/AGENT")
 
@@ -141,7 +146,8 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return serve_agents_command(
             args.target, store=args.store, host=args.host, port=args.port,
             token_env=args.token_env, tokens_file=args.tokens, allow_hosts=args.allow_host,
-            allow_origins=args.allow_origin, a2a=args.a2a,
+            allow_origins=args.allow_origin, a2a=args.a2a, temporal=args.temporal,
+            task_queue=args.task_queue, namespace=args.namespace,
         )
     if args.command == "temporal" and args.temporal_command == "worker":
         from agentkit.cli.temporal import worker_command

@@ -5,7 +5,8 @@ Its agents are ATTR's, else the module's ``agents`` sequence, else every ``Agent
 defines; ``def context() -> RunContext`` gives the base context, else one is made with
 ``make_ctx`` from the first agent's model spec. ``--store`` replaces the context's store.
 The command prints the address, serves until SIGINT or SIGTERM, then stops the runs in
-flight at their last checkpoint (the next start recovers them).
+flight at their last checkpoint (the next start recovers them). With ``--temporal`` the
+runs execute on the workers of ``--task-queue`` instead, and go on while it is stopped.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import asyncio
 import os
 import signal
 import socket
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentkit.cli.errors import UsageError
 from agentkit.cli.targets import load_target
+from agentkit.cli.temporal import _Unreachable as Unreachable
 from agentkit.cli.temporal import find_agents
 from agentkit.core.contracts.ports import Store
 from agentkit.core.runtime.context import RunContext
@@ -65,13 +68,18 @@ def _tokens(token_env: str | None, tokens_file: str | None) -> dict[str, Princip
     return None
 
 
-def _agents(target: str) -> tuple[Any, list[Any]]:
+def _agents(target: str, temporal: bool) -> tuple[Any, list[Any]]:
+    from agentkit.agents.agent import Agent
+    from agentkit.agents.workflow import Workflow
+
+    # Temporal workers host Agents only; in-process, Workflows are served too.
+    kinds: tuple[type, ...] = (Agent,) if temporal else (Agent, Workflow)
     module, named = load_target(target)
     if named is not None:
-        agents = find_agents(named)
+        agents = find_agents(named, kinds)
     else:
         listed = getattr(module, "agents", None)
-        agents = find_agents(listed if isinstance(listed, list | tuple) else module)
+        agents = find_agents(listed if isinstance(listed, list | tuple) else module, kinds)
     if not agents:
         raise UsageError(f"no agents found in {target!r}: define Agent objects at module "
                          "level, an `agents` list, or name one: agentkit serve MODULE:ATTR")
@@ -91,7 +99,10 @@ def _context(module: Any, agents: Sequence[Any], store: Store) -> Callable[[], R
     from agentkit.core.assembly import make_ctx
     from agentkit.providers.factory import llm_for
 
-    specs = sorted({agent.model for agent in agents})
+    specs = sorted({agent.model for agent in agents if getattr(agent, "model", None)})
+    if not specs:
+        raise UsageError(f"{module.__name__} serves no Agent with a model spec to make a "
+                         "context from: define `def context() -> RunContext` in the module")
     try:
         llm = llm_for(specs[0])
     except (ValueError, TypeError) as error:
@@ -104,9 +115,13 @@ def serve_agents_command(
     target: str, *, store: str, host: str = "127.0.0.1", port: int = 8000,
     token_env: str | None = None, tokens_file: str | None = None,
     allow_hosts: Sequence[str] | None = None, allow_origins: Sequence[str] | None = None,
-    a2a: bool = False,
+    a2a: bool = False, temporal: str | None = None, task_queue: str | None = None,
+    namespace: str = "default",
 ) -> int:
     """Serve the agents of ``target`` until interrupted; the exit status."""
+    if (temporal is None) != (task_queue is None):
+        raise UsageError("--temporal ADDRESS and --task-queue Q go together: the Temporal "
+                         "frontend and the task queue its `agentkit temporal worker`s poll")
     tokens = _tokens(token_env, tokens_file)
     try:  # refused before the module is imported: nothing of it runs exposed
         check_exposure(host, Access(tokens))
@@ -115,13 +130,42 @@ def serve_agents_command(
     except ValueError as error:
         raise UsageError(f"--host {host}: {error}") from None
     opened = open_store(store)
-    module, agents = _agents(target)
+    module, agents = _agents(target, temporal is not None)
     from agentkit.serve import create_app
 
+    engine = None if temporal is None or task_queue is None else _temporal(
+        temporal, task_queue, namespace)
     app = create_app(agents, context=_context(module, agents, opened), auth=tokens,
-                     allowed_hosts=hosts, allowed_origins=allow_origins or None, a2a=a2a)
-    asyncio.run(_serve(app, _listen(host, port), host, port, [a.name for a in agents], opened))
+                     engine=engine, allowed_hosts=hosts, allowed_origins=allow_origins or None,
+                     a2a=a2a)
+    try:
+        asyncio.run(_serve(app, _listen(host, port), host, port, [a.name for a in agents],
+                           opened, engine))
+    except Unreachable as exc:
+        # As `agentkit temporal worker` does: the SDK's native threads may call into
+        # Python while the interpreter finalizes after a failed connect; leave at once.
+        print(f"agentkit: error: {exc}", file=sys.stderr, flush=True)
+        os._exit(2)
     return 0
+
+
+def _temporal(address: str, task_queue: str, namespace: str) -> Any:
+    try:
+        from agentkit.serve.temporal import TemporalEngine
+    except ImportError as error:
+        raise UsageError(f"--temporal: {error}") from None
+    return TemporalEngine(address, task_queue=task_queue, namespace=namespace)
+
+
+async def _connected(engine: Any) -> None:
+    """Connect to Temporal before serving, so an unreachable frontend is one line."""
+    from temporalio.client import Client
+
+    address = engine.address
+    try:
+        engine.client = await Client.connect(address, namespace=engine.namespace)
+    except Exception as exc:
+        raise Unreachable(f"cannot reach Temporal at {address}: {exc}") from None
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -140,8 +184,11 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 async def _serve(app: Any, sock: socket.socket, host: str, port: int, names: list[str],
-                 store: Store) -> None:
+                 store: Store, engine: Any = None) -> None:
     import uvicorn
+
+    if engine is not None:
+        await _connected(engine)
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:

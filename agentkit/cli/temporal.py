@@ -15,17 +15,19 @@ from agentkit.core.runtime.context import RunContext
 __all__ = ["find_agents", "worker_command"]
 
 
-def find_agents(obj: Any) -> list[Any]:
+def find_agents(obj: Any, kinds: tuple[type, ...] | None = None) -> list[Any]:
     """The agents in ``obj``: an Agent, a list or tuple of them, or a module (its
-    top-level Agents, in definition order)."""
+    top-level Agents, in definition order); ``kinds`` widens what counts (``agentkit
+    serve`` serves Workflows too)."""
     from agentkit.agents.agent import Agent
 
-    if isinstance(obj, Agent):
+    kinds = kinds or (Agent,)
+    if isinstance(obj, kinds):
         return [obj]
     if isinstance(obj, list | tuple):
-        return [item for item in obj if isinstance(item, Agent)]
+        return [item for item in obj if isinstance(item, kinds)]
     values = vars(obj).values() if hasattr(obj, "__dict__") else ()
-    return [value for value in values if isinstance(value, Agent)]
+    return [value for value in values if isinstance(value, kinds)]
 
 
 def worker_command(target: str, *, address: str, namespace: str, task_queue: str) -> int:

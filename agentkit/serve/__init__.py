@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
     from agentkit.core.runtime.context import RunContext
     from agentkit.serve.a2a_tasks import A2ASkill
+    from agentkit.serve.engine import Engine
 
 __all__ = ["DEFAULT_MAX_BODY", "Principal", "create_app"]
 
@@ -28,7 +29,7 @@ def create_app(
     *,
     context: Callable[[], RunContext],
     auth: Mapping[str, Principal] | None = None,
-    engine: None = None,
+    engine: Engine | None = None,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     max_body: int = DEFAULT_MAX_BODY,
@@ -48,13 +49,11 @@ def create_app(
     reach the runs through :func:`agentkit.serve.app.runs_of`. ``a2a=True`` serves each
     agent as an A2A agent at ``/a2a/{agent}`` (``docs/a2a.md``); a mapping from agent name
     to :class:`~agentkit.serve.a2a_tasks.A2ASkill` objects lists those skills on its card
-    instead of one per tool. ``console`` serves the browser console at ``/`` (see
-    ``docs/console.md``). ``engine`` is reserved
-    for the Temporal engine; only the in-process engine (None) is available.
+    instead of one per tool. ``engine`` is where runs execute: None for this process
+    (:class:`~agentkit.serve.inprocess.InProcessEngine`), or
+    :class:`~agentkit.serve.temporal.TemporalEngine` for Temporal workers. ``console``
+    serves the browser console at ``/`` (``docs/console.md``).
     """
-    if engine is not None:
-        raise ValueError("create_app(engine=...) takes only None (the in-process engine) "
-                         "in this release; the Temporal engine is not available yet")
     try:
         from agentkit.serve.agui import ag_ui_routes
         from agentkit.serve.app import build_app
@@ -67,6 +66,7 @@ def create_app(
         from agentkit.serve.a2a import a2a_routes
 
         routes = [*routes, *a2a_routes(None if a2a is True else a2a)]
-    return build_app(agents, context=context, auth=auth, allowed_hosts=allowed_hosts,
-                     allowed_origins=allowed_origins, max_body=max_body,
-                     routes=[*ag_ui_routes(), *routes], a2a=bool(a2a), console=console)
+    return build_app(agents, context=context, auth=auth, engine=engine,
+                     allowed_hosts=allowed_hosts, allowed_origins=allowed_origins,
+                     max_body=max_body, routes=[*ag_ui_routes(), *routes], a2a=bool(a2a),
+                     console=console)

@@ -33,6 +33,7 @@ from agentkit.integrations.http_hosts import (
     origin_refusal,
 )
 from agentkit.serve.access import Access, Principal
+from agentkit.serve.engine import Engine
 from agentkit.serve.openapi import openapi_document
 from agentkit.serve.runs import ServedRuns, ServeError, StartRequest
 from agentkit.serve.wire import INBOX_KINDS, jsonable, record_data, waiting_data
@@ -232,6 +233,9 @@ async def list_agents(request: Request) -> Response:
 
 
 def _agent_data(agent: Agent) -> dict[str, Any]:
+    if not isinstance(agent, Agent):  # a Workflow: its steps, not a model's tools
+        return {"name": agent.name, "kind": "workflow", "model": None,
+                "description": agent.description, "tools": []}
     registry = getattr(agent.cognition, "tools", None)
     tools = []
     for tool in () if registry is None else registry:
@@ -246,8 +250,8 @@ def _agent_data(agent: Agent) -> dict[str, Any]:
                        "requires_approval": traits.requires_approval,
                        "asks_human": traits.asks_human},
         })
-    return {"name": agent.name, "model": agent.model, "description": agent.description,
-            "tools": tools}
+    return {"name": agent.name, "kind": "agent", "model": agent.model,
+            "description": agent.description, "tools": tools}
 
 
 def _text(value: Any, what: str) -> str | None:
@@ -376,7 +380,9 @@ async def decide(request: Request) -> Response:
 
 async def cancel(request: Request) -> Response:
     record = await _runs(request).cancel(request.path_params["run_id"], _principal(request))
-    return JSONResponse({"run_id": record.run_id, "status": "cancelling"}, 202)
+    # A run waiting for a person ends at once; one advancing stops at its next safe point.
+    status = "cancelled" if record.status == "cancelled" else "cancelling"
+    return JSONResponse({"run_id": record.run_id, "status": status}, 202)
 
 
 def _scope(request: Request) -> RunScope:
@@ -409,6 +415,7 @@ def build_app(
     *,
     context: Callable[[], RunContext],
     auth: Mapping[str, Principal] | None = None,
+    engine: Engine | None = None,
     allowed_hosts: Sequence[str] | None = None,
     allowed_origins: Sequence[str] | None = None,
     max_body: int,
@@ -418,7 +425,7 @@ def build_app(
 ) -> ASGIApp:
     """The ASGI app (see :func:`agentkit.serve.create_app`); ``a2a``: whether ``routes``
     hold the A2A routes, so the agent listing names each agent's A2A URL."""
-    runs = ServedRuns(agents, context)
+    runs = ServedRuns(agents, context, engine)
     access = Access(auth)
     pages: list[Any] = []
     browser = _no_browser

@@ -32,7 +32,7 @@ def _agents(served: Mapping[str, Agent]) -> Iterator[Agent]:
             continue
         seen.add(id(agent))
         yield agent
-        for tool in getattr(agent.cognition, "tools", None) or ():
+        for tool in getattr(getattr(agent, "cognition", None), "tools", None) or ():
             below = getattr(tool, "delegate", None)
             if isinstance(below, Agent):
                 todo.append(below)

@@ -11,6 +11,7 @@ _ERROR = {"description": "An error: {\"error\": {\"type\", \"message\"}}",
 
 _PATHS: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {
     "/healthz": {"get": ("The server is up", ())},
+    "/openapi.json": {"get": ("This document: every route of the API", ())},
     "/v1/agents": {"get": ("The agents served, each with its model and tools", (401,))},
     "/v1/agents/{agent}/runs": {"post": (
         "Start a run: {input, session, settings, run_id, wait}; 202 {run_id, status}, "
@@ -33,8 +34,10 @@ _PATHS: dict[str, dict[str, tuple[str, tuple[int, ...]]]] = {
         "Decide for a suspended run: {decisions: {call id: decision}} as Agent.resume "
         "takes them; 422 names the pending ids and accepted forms, 409 when another "
         "decision was accepted first", (400, 401, 403, 404, 409, 413, 422))},
-    "/v1/runs/{run_id}/cancel": {"post": ("Cancel a run this server advances",
-                                          (401, 403, 404, 409))},
+    "/v1/runs/{run_id}/cancel": {"post": (
+        "Cancel a run: a running one stops at its next safe point (cancelling), one "
+        "waiting for a person ends at once (cancelled); 409 for a run that ended",
+        (401, 403, 404, 409))},
     "/v1/approvals": {"get": (
         "Every call waiting for a person across runs; ?agent=&kind=&limit=&cursor=",
         (400, 401))},

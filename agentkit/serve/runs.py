@@ -1,86 +1,50 @@
 """ServedRuns: the runs a server drives, for every route module of the app to call.
 
-Starting, deciding, cancelling, listing and streaming a run go through here, and from
-here through the lifecycle (:mod:`agentkit.agents.lifecycle`: open, resume, recover,
-advance), the decision module (inside ``resume_run``) and the store's run registry. A
-route module (the JSON API, an AG-UI endpoint) parses a request, calls one method and
-renders what it returns or raises (a :class:`ServeError` carries its HTTP status).
+Starting, deciding, cancelling, listing and streaming a run go through here: what is
+the same on every engine (who may do what, the run registry, the audit of decisions,
+the event logs) is done here, and the rest by the engine (:mod:`agentkit.serve.engine`:
+in-process through the lifecycle, or on Temporal workers). A route module (the JSON
+API, an AG-UI endpoint) parses a request, calls one method and renders what it returns
+or raises (a :class:`ServeError` carries its HTTP status).
 
-Runs advance as background tasks on this process's event loop. Each keeps a log of its
-events here, numbered from 1, so a client can replay a run's events and continue from
-the last one it saw; the logs are this process's (a run recovered after a restart
-starts a new log). Stopping the server cancels the tasks: every run keeps its last
-checkpoint and is recovered, by the intent rules, when the server starts again.
+Each run keeps a log of its events here, numbered from 1, so a client can replay a
+run's events and continue from the last one it saw; the logs are this process's (a run
+recovered after a restart starts a new log).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from agentkit.agents import lifecycle
-from agentkit.agents.agent import Agent
 from agentkit.agents.conversation import Opening
-from agentkit.agents.events import AgentEvent, FinalEvent
-from agentkit.agents.result import AgentResult
-from agentkit.agents.run import AgentRun
+from agentkit.agents.events import AgentEvent
 from agentkit.agents.run_state import TERMINAL, RunState
-from agentkit.agents.task import Task
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import CheckpointCorrupt
-from agentkit.core.contracts.types import ModelSettings, Scope
-from agentkit.core.policies.budget import run_budget
-from agentkit.core.runtime.context import CancelToken, RunContext, new_run_id
+from agentkit.core.contracts.types import Scope
+from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.serve.access import Principal
 from agentkit.serve.edits import edit_problems
+from agentkit.serve.engine import Engine, ServeError, StartRequest
+from agentkit.serve.inprocess import InProcessEngine
 from agentkit.serve.wire import event_data, inbox_kind
 from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
-from agentkit.state.traces import RunTrace, TraceRecorder, load_trace, save_trace
+from agentkit.state.traces import RunTrace
 
-__all__ = ["ServeError", "ServedRuns", "StartRequest"]
-
-_log = logging.getLogger("agentkit.serve")
+__all__ = ["EventLog", "ServeError", "ServedRuns", "StartRequest"]
 
 KEPT_LOGS = 1000
 """How many runs' event logs a server keeps in memory; a run whose log was dropped
 streams one event saying where it stands."""
 
 
-class ServeError(Exception):
-    """A request the server cannot carry out, with the HTTP status that says why."""
-
-    def __init__(self, status: int, kind: str, message: str, **detail: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.kind = kind
-        self.message = message
-        self.detail = detail
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StartRequest:
-    """A new run of an agent, as a face asks for it."""
-
-    agent: str
-    """The agent's name."""
-    task: Task
-    """The user's input: text, or text and media parts."""
-    session: str | None = None
-    """Continue this conversation."""
-    settings: ModelSettings | None = None
-    """Model settings for this run."""
-    run_id: str | None = None
-    """The run's id; giving one twice starts one run."""
-
-
-class _EventLog:
+class EventLog:
     """A run's events, numbered from 1, that readers replay and then follow."""
 
     def __init__(self) -> None:
@@ -115,16 +79,17 @@ def _decision_log(run_id: str) -> str:
 class ServedRuns:
     """The agents a server serves, by name, and the runs it drives."""
 
-    def __init__(self, agents: Sequence[Agent], context: Callable[[], RunContext]) -> None:
+    def __init__(self, agents: Sequence[Any], context: Callable[[], RunContext],
+                 engine: Engine | None = None) -> None:
         if not callable(context):
             raise TypeError(
                 "create_app(context=...) takes a zero-argument callable returning the base "
                 f"RunContext (e.g. lambda: make_ctx(llm)), got {context!r}"
             )
-        self.agents: dict[str, Agent] = {}
+        self.engine: Engine = engine if engine is not None else InProcessEngine()
+        self.agents: dict[str, Any] = {}
         for agent in agents:
-            if not isinstance(agent, Agent):
-                raise TypeError(f"create_app(agents=...) takes Agent objects, got {agent!r}")
+            self.engine.check(agent)
             if agent.name in self.agents:
                 raise ValueError(f"two served agents are named {agent.name!r}; rename one")
             self.agents[agent.name] = agent
@@ -138,13 +103,12 @@ class ServedRuns:
             )
         self.base = base
         self.store = base.store
-        self._logs: OrderedDict[str, _EventLog] = OrderedDict()
-        self._tasks: dict[str, asyncio.Task[AgentResult | None]] = {}
-        self._cancels: dict[str, CancelToken] = {}
+        self._logs: OrderedDict[str, EventLog] = OrderedDict()
+        self.engine.bind(self)
 
     # -- lookups ------------------------------------------------------------------------
 
-    def agent(self, name: str) -> Agent:
+    def agent(self, name: str) -> Any:
         """The served agent ``name``; 404 naming the agents served."""
         found = self.agents.get(name)
         if found is None:
@@ -190,7 +154,7 @@ class ServedRuns:
     async def trace(self, run_id: str, principal: Principal) -> RunTrace:
         """The run's spans so far (empty for a run this server never traced)."""
         await self.record(run_id, principal)
-        return await load_trace(self.store, run_id) or RunTrace(run_id=run_id)
+        return await self.engine.trace(run_id)
 
     def session_scope(self, principal: Principal) -> Scope:
         """The scope whose sessions ``principal`` may read (the context's); 404 for a
@@ -215,91 +179,46 @@ class ServedRuns:
 
     # -- running ------------------------------------------------------------------------
 
-    def _context(
-        self, run_id: str, earlier: RunTrace | None = None
-    ) -> tuple[RunContext, TraceRecorder]:
-        recorder = TraceRecorder(run_id, earlier=earlier)
-        ctx = self.base.for_run(
-            run_id, budget=run_budget(self.base.budget), cancel=CancelToken(), depth=0,
-            tracer=recorder,
-        )
-        return ctx, recorder
-
-    def _drive(self, run_id: str, work: Callable[[], Any], recorder: TraceRecorder,
-               cancel: CancelToken) -> None:
-        log = self._event_log(run_id)
-
-        async def drive() -> AgentResult | None:
-            try:
-                result: AgentResult | None = await work()
-            except Exception as error:  # the run's own failure: its record says so
-                _log.warning("run %r failed: %s", run_id, error, exc_info=True)
-                # Readers of its events learn it ended, rather than wait for ever.
-                log.add_data({"kind": "final", "stop_reason": "error", "output": None,
-                              "error": f"{type(error).__name__}: {error}"})
-                return None
-            finally:
-                with contextlib.suppress(Exception):
-                    await save_trace(self.store, recorder.trace())
-            if result is None:  # not this server's to advance: it keeps no log of it
-                self._logs.pop(run_id, None)
-                return None
-            log.add(FinalEvent(result))
-            return result
-
-        self._cancels[run_id] = cancel
-        task = asyncio.get_running_loop().create_task(drive(), name=f"agentkit run {run_id}")
-        self._tasks[run_id] = task
-        task.add_done_callback(lambda _: self._forget(run_id, task))
-
-    def _forget(self, run_id: str, task: asyncio.Task[Any]) -> None:
-        if self._tasks.get(run_id) is task:
-            del self._tasks[run_id]
-            self._cancels.pop(run_id, None)
-
-    def _sink(self, run_id: str) -> Callable[[AgentEvent], None]:
-        return self._event_log(run_id).add
-
-    def _event_log(self, run_id: str, *, fresh: bool = False) -> _EventLog:
-        """The run's event log (a new one with ``fresh``); the logs of the
-        :data:`KEPT_LOGS` runs used last are kept, older ones dropped."""
+    def event_log(self, run_id: str, *, fresh: bool = False) -> EventLog:
+        """The run's event log (a new one with ``fresh``), where its engine adds its
+        events; the logs of the :data:`KEPT_LOGS` runs used last are kept, older ones
+        dropped."""
         log = None if fresh else self._logs.get(run_id)
         if log is None:
-            log = self._logs[run_id] = _EventLog()
+            log = self._logs[run_id] = EventLog()
         self._logs.move_to_end(run_id)
         while len(self._logs) > KEPT_LOGS:
             self._logs.popitem(last=False)
         return log
 
+    def drop_log(self, run_id: str) -> None:
+        """Forget the run's event log (the run is not this server's to follow)."""
+        self._logs.pop(run_id, None)
+
     async def start(self, request: StartRequest, principal: Principal) -> tuple[RunRecord, bool]:
-        """Open a run and advance it in the background: ``(record, started)``; a run id
-        already registered returns that run, not started again."""
+        """Start a run on the engine: ``(record, started)``; a run id already
+        registered returns that run, not started again."""
         agent = self.agent(request.agent)
         run_id = request.run_id or new_run_id()
         existing = await self._existing(run_id, agent, principal)
         if existing is not None:
             return existing, False
         try:
-            opening = Opening(request.session, None, request.settings)
+            Opening(request.session, None, request.settings)
         except (TypeError, ValueError) as error:
             raise ServeError(400, "bad_request", str(error)) from None
-        ctx, recorder = self._context(run_id)
-        self._event_log(run_id, fresh=True)
         try:
-            run = await lifecycle.open_run(
-                agent, request.task, ctx, sink=self._sink(run_id), opening=opening
-            )
+            await self.engine.start(agent, request, run_id)
         except RunNotResumable:
             # Another start with this run id claimed it first: that run is the one.
             existing = await self._existing(run_id, agent, principal)
             if existing is None:
                 raise
             return existing, False
-        self._advance(agent, run, recorder)
         return await self.record(run_id, principal), True
 
     async def _existing(
-        self, run_id: str, agent: Agent, principal: Principal
+        self, run_id: str, agent: Any, principal: Principal
     ) -> RunRecord | None:
         record = await self.store.get_run(run_id)
         if record is None:
@@ -309,22 +228,28 @@ class ServedRuns:
                              "run; choose another run_id, or leave it out")
         return record
 
-    def _advance(self, agent: Agent, run: AgentRun, recorder: TraceRecorder) -> None:
-        self._drive(run.run_id, lambda: lifecycle.advance(agent, run), recorder, run.ctx.cancel)
-
     async def wait(self, run_id: str, principal: Principal) -> RunRecord:
         """The run's record once this process stops advancing it."""
-        task = self._tasks.get(run_id)
-        if task is not None:
-            await asyncio.shield(task)
+        await self.engine.wait(run_id)
         return await self.record(run_id, principal)
+
+    def _acting(self, record: RunRecord, principal: Principal, what: str) -> Any:
+        """The served agent of ``record``, once ``principal`` may ``what`` it."""
+        if not principal.can_decide:
+            raise ServeError(403, "forbidden", f"principal {principal.name!r} may not "
+                             f"{what} runs; run {record.run_id!r} is unchanged")
+        agent = self.agents.get(record.agent)
+        if agent is None:
+            raise ServeError(409, "agent_not_served", f"run {record.run_id!r} is a run of "
+                             f"agent {record.agent!r}, which this server does not serve")
+        return agent
 
     async def decide(
         self, run_id: str, decisions: Any, principal: Principal
     ) -> RunRecord:
         """Resume the suspended run with a person's decisions (the form ``Agent.resume``
         takes); 422 for decisions the run cannot take, 409 when another decision was
-        accepted first."""
+        accepted first, or the run was cancelled."""
         record = await self.record(run_id, principal)
         if not principal.can_decide:
             raise ServeError(403, "forbidden", f"principal {principal.name!r} may not decide "
@@ -332,10 +257,7 @@ class ServedRuns:
         if not isinstance(decisions, Mapping) or not all(isinstance(k, str) for k in decisions):
             raise ServeError(400, "bad_request", 'the body\'s "decisions" must be an object '
                              'from pending call id to decision, e.g. {"c1": "approve"}')
-        agent = self.agents.get(record.agent)
-        if agent is None:
-            raise ServeError(409, "agent_not_served", f"run {run_id!r} is a run of agent "
-                             f"{record.agent!r}, which this server does not serve")
+        agent = self._acting(record, principal, "decide for")
         problems = edit_problems(self.agents, record, decisions)
         if problems:
             call_id, found = next(iter(problems.items()))
@@ -343,10 +265,8 @@ class ServedRuns:
                              f"arguments of call {call_id!r} do not fit the tool's schema: "
                              f"{'; '.join(found)}; nothing ran and the run still waits",
                              problems=problems)
-        ctx, recorder = self._context(run_id, await load_trace(self.store, run_id))
         try:
-            run = await lifecycle.resume_run(agent, run_id, decisions, ctx,
-                                             sink=self._sink(run_id))
+            await self.engine.decide(agent, record, decisions)
         except InvalidDecision as error:
             raise ServeError(422, "invalid_decision", str(error),
                              pending=dict(error.pending), accepted=dict(error.accepted)) from None
@@ -356,24 +276,20 @@ class ServedRuns:
         for call_id, decision in decisions.items():
             await self.store.append(_decision_log(run_id), RecordedDecision(
                 call_id=call_id, decision=decision, by=principal.name, at=now))
-        self._advance(agent, run, recorder)
         return await self.record(run_id, principal)
 
     async def cancel(self, run_id: str, principal: Principal) -> RunRecord:
-        """Cancel a run this server is advancing: it stops at its next safe point (its
-        events end with a final event whose stop reason is ``cancelled``)."""
+        """Cancel a run: one advancing stops at its next safe point (``cancelling``;
+        its events end with a final event whose stop reason is ``cancelled``), one
+        waiting for a person ends at once (``cancelled``; its calls leave the inbox)."""
         record = await self.record(run_id, principal)
-        if not principal.can_decide:
-            raise ServeError(403, "forbidden", f"principal {principal.name!r} may not "
-                             f"cancel runs; run {run_id!r} is unchanged")
-        token, task = self._cancels.get(run_id), self._tasks.get(run_id)
-        if token is None or task is None:
-            hint = ("reject its pending calls to end it" if record.status == "suspended"
-                    else "it is not advancing on this server")
-            raise ServeError(409, "not_cancellable",
-                             f"run {run_id!r} is {record.status}: {hint}")
-        token.cancel(f"cancelled by {principal.name}")
-        return record
+        agent = self._acting(record, principal, "cancel")
+        try:
+            await self.engine.cancel(agent, record, f"cancelled by {principal.name}")
+        except RunNotResumable as error:
+            raise ServeError(409, "not_cancellable", f"run {run_id!r} cannot be cancelled: "
+                             f"{error.reason}") from None
+        return await self.record(run_id, principal)
 
     async def events(
         self, run_id: str, principal: Principal, last: int
@@ -392,43 +308,12 @@ class ServedRuns:
         return 0 if log is None else len(log.events)
 
     async def recover_all(self) -> int:
-        """Take over the runs of served agents left running by a server that died; how many."""
-        taken = 0
-        cursor: str | None = None
-        while True:
-            page = await self.store.list_runs(RunQuery(status="running", cursor=cursor,
-                                                       limit=500))
-            for record in page.records:
-                agent = self.agents.get(record.agent)
-                if agent is None or record.run_id in self._tasks:
-                    continue
-                earlier = await load_trace(self.store, record.run_id)
-                ctx, recorder = self._context(record.run_id, earlier)
-                self._event_log(record.run_id, fresh=True)
-                self._drive(record.run_id, _recovering(agent, record.run_id, ctx),
-                            recorder, ctx.cancel)
-                taken += 1
-            cursor = page.next_cursor
-            if cursor is None:
-                return taken
+        """Connect the engine and take over the runs left by a server that stopped."""
+        return await self.engine.startup()
 
     async def close(self) -> None:
         """Stop advancing runs: each keeps its last checkpoint for the next start."""
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _recovering(agent: Agent, run_id: str, ctx: RunContext) -> Callable[[], Any]:
-    async def work() -> AgentResult | None:
-        try:
-            result: AgentResult = await lifecycle.recover(agent, run_id, ctx)
-        except RunNotResumable as error:  # its worker is alive, or another took it
-            _log.info("run %r not recovered here: %s", run_id, error)
-            return None
-        return result
-    return work
+        await self.engine.close()
 
 
 async def _settled(record: RunRecord) -> AsyncIterator[tuple[int, dict[str, Any]]]:

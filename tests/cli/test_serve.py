@@ -189,3 +189,80 @@ def test_a_port_in_use_is_one_line_and_status_2(shop: Path) -> None:
                           env={"SHOP_EFFECTS": str(shop / "effects.txt")})
     assert (result.returncode, result.stderr) == (
         2, f"agentkit: error: cannot listen on 127.0.0.1:{port}: Address already in use\n")
+
+
+def test_temporal_without_a_task_queue_is_one_line_and_status_2(shop: Path) -> None:
+    result = one_shot("shop.py", "--store", "memory:", "--temporal", "127.0.0.1:7233",
+                      cwd=shop)
+    assert (result.returncode, result.stderr) == (2, "agentkit: error: --temporal ADDRESS "
+            "and --task-queue Q go together: the Temporal frontend and the task queue its "
+            "`agentkit temporal worker`s poll\n")
+
+
+async def test_with_temporal_the_runs_execute_on_the_worker_and_the_server_stops_cleanly(
+    shop: Path, temporal_address: str
+) -> None:
+    port = free_port()
+    effects = shop / "effects.txt"
+    env = {"SHOP_EFFECTS": str(effects)}
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "agentkit", "temporal", "worker", "shop.py", "--address",
+         temporal_address, "--task-queue", "serve-cli"], cwd=shop, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **env})
+    server = agentkit_serve("shop.py", "--store", "sqlite:///runs.db", "--port", str(port),
+                            "--temporal", temporal_address, "--task-queue", "serve-cli",
+                            cwd=shop, env=env)
+    try:
+        assert read_line(worker).startswith("agentkit: worker for support on task queue ")
+        assert read_line(server) == (
+            f"agentkit serve: support on http://127.0.0.1:{port}/v1 (Ctrl-C stops)\n")
+        async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}",
+                                      timeout=DEADLINE) as http:
+            done = await http.post("/v1/agents/support/runs", json={
+                "input": "refund A1", "run_id": f"cli-{port}", "wait": True})
+            listed = (await http.get("/v1/runs?status=complete")).json()["runs"]
+        assert (done.json()["status"], done.json()["output"]) == ("complete", "told: refunded")
+        assert [r["run_id"] for r in listed] == [f"cli-{port}"]
+        assert effects.read_text() == "A1\n"  # run by the worker, once
+    finally:
+        server.send_signal(signal.SIGTERM)
+        worker.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=DEADLINE) == 0
+        worker.wait(timeout=DEADLINE)
+    assert server.stdout is not None
+    assert server.stdout.read() == (
+        "agentkit serve: stopped; runs in flight keep their last checkpoint\n")
+
+
+REVIEW = SHOP + '''
+from agentkit.agents.workflow import Workflow
+
+
+async def draft(inputs, ctx):
+    return "draft of " + inputs["task"]
+
+
+review = Workflow("review").add("draft", draft).gate("publish", "Publish?", after=["draft"])
+'''
+
+
+async def test_a_module_s_workflows_are_served_beside_its_agents(tmp_path: Path) -> None:
+    (tmp_path / "shop.py").write_text(REVIEW)
+    port = free_port()
+    server = agentkit_serve("shop.py", "--store", "memory:", "--port", str(port), cwd=tmp_path,
+                            env={"SHOP_EFFECTS": str(tmp_path / "effects.txt")})
+    try:
+        assert read_line(server) == (
+            f"agentkit serve: support, review on http://127.0.0.1:{port}/v1 (Ctrl-C stops)\n")
+        async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}",
+                                      timeout=DEADLINE) as http:
+            served = (await http.get("/v1/agents")).json()["agents"]
+            held = (await http.post("/v1/agents/review/runs", json={
+                "input": "the post", "run_id": "w1", "wait": True})).json()
+        assert [(a["name"], a["kind"]) for a in served] == [
+            ("support", "agent"), ("review", "workflow")]
+        assert (held["status"], [p["call_id"] for p in held["pending"]]) == (
+            "suspended", ["publish"])
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=DEADLINE) == 0

@@ -19,6 +19,7 @@ from agentkit.core.policies import tracing
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
 from agentkit.serve import Principal, create_app
+from agentkit.state.stores.memory import InMemoryStore
 from agentkit.state.stores.postgres import PostgresStore
 from agentkit.state.stores.sqlite import SQLiteStore
 from agentkit.tools import as_tool, tool
@@ -90,6 +91,8 @@ def nested_turns(order: str) -> dict[str, list[Turn]]:
 
 
 async def open_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if kind == "memory":
+        return InMemoryStore()
     if kind == "sqlite":
         return SQLiteStore(tmp_path / "runs.db")
     dsn = request.getfixturevalue("postgres_dsn")
@@ -97,7 +100,10 @@ async def open_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) 
 
 
 async def close_store(store: Any) -> None:
-    done = store.close()
+    close = getattr(store, "close", None)
+    if close is None:
+        return
+    done = close()
     if asyncio.iscoroutine(done):
         await done
 

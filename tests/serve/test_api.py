@@ -4,8 +4,10 @@ traces, the approval inbox, decisions (one winner), cancel, sessions, errors, ac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import AsyncIterator
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.runs import RunQuery
 from agentkit.core.contracts.types import Scope, ToolCall
 from agentkit.core.testing import Turn
 from agentkit.serve import Principal
@@ -35,11 +38,65 @@ from tests.serve.served import (
 ANA = bearer("tok-ana")
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
-    opened = await open_store(request.param, request, tmp_path)
+STORES = ["memory", "sqlite", "postgres"]
+"""The stores the in-process engine keeps runs in; ``temporal`` is the Temporal engine
+(a real dev server and a real worker in this process, sharing an InMemoryStore)."""
+
+
+@pytest.fixture(params=[*STORES, "temporal"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def store(backend: str, request: pytest.FixtureRequest, tmp_path: Path
+                ) -> AsyncIterator[Any]:
+    opened = await open_store("memory" if backend == "temporal" else backend, request,
+                              tmp_path)
     yield opened
     await close_store(opened)
+
+
+MakeApp = Callable[..., Awaitable[Any]]
+
+
+@pytest.fixture
+async def make_app(
+    backend: str, store: Any, request: pytest.FixtureRequest
+) -> AsyncIterator[MakeApp]:
+    """``await make_app(agents, context=..., **create_app_options)``: the app on the
+    backend under test; on Temporal, with a worker hosting the same agents."""
+    async with contextlib.AsyncExitStack() as stack:
+        if backend == "temporal":
+            # Workflow ids are the dev server's, for the session: end this test's runs
+            # (the registry lists them), so the next test can use the same run ids.
+            stack.push_async_callback(_terminate_runs, request, store)
+        async def make(agents: Any, *, context: Any, **options: Any) -> Any:
+            if backend != "temporal":
+                return create_app(agents, context=context, **options)
+            from temporalio.client import Client
+
+            from agentkit.integrations.temporal import AgentWorker
+            from agentkit.serve.temporal import TemporalEngine
+
+            client = await Client.connect(request.getfixturevalue("temporal_address"))
+            queue = f"serve-{uuid.uuid4().hex[:12]}"
+            await stack.enter_async_context(AgentWorker(
+                client, task_queue=queue, agents=agents, context=context))
+            return create_app(agents, context=context,
+                              engine=TemporalEngine(client, task_queue=queue), **options)
+
+        yield make
+
+
+async def _terminate_runs(request: pytest.FixtureRequest, store: Any) -> None:
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
+    client = await Client.connect(request.getfixturevalue("temporal_address"))
+    for record in (await store.list_runs(RunQuery(limit=1000))).records:
+        with contextlib.suppress(RPCError):
+            await client.get_workflow_handle(record.run_id).terminate("test over")
 
 
 async def sse(http: httpx2.AsyncClient, url: str, last: str | None = None) -> list[dict[str, Any]]:
@@ -66,22 +123,25 @@ async def sse(http: httpx2.AsyncClient, url: str, last: str | None = None) -> li
 
 
 async def test_a_run_starts_lists_streams_its_events_and_replays_after_last_event_id(
-    store: Any,
+    store: Any, make_app: MakeApp, backend: str
 ) -> None:
     shop = Shop()
     llm = ByTask({"hello": [Turn(content="Hi there.")]})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         started = await http.post("/v1/agents/support/runs", json={"input": "hello",
                                   "run_id": "r1"}, headers=ANA)
         assert (started.status_code, started.json()) == (202, {"run_id": "r1",
                                                                 "status": "running"})
         events = await sse(http, "/v1/runs/r1/events")
-        assert [e["event"] for e in events] == ["text_delta", "text_delta", "step", "final"]
-        assert [e["id"] for e in events] == ["1", "2", "3", "4"]
+        # A Temporal run's events are the ones its results show: no deltas or steps.
+        names = ["final"] if backend == "temporal" else [
+            "text_delta", "text_delta", "step", "final"]
+        assert [e["event"] for e in events] == names
+        assert [e["id"] for e in events] == [str(n) for n in range(1, len(names) + 1)]
         assert events[-1]["data"]["output"] == "Hi there."
-        replayed = await sse(http, "/v1/runs/r1/events", last="2")
-        assert [e["id"] for e in replayed] == ["3", "4"]
+        replayed = await sse(http, "/v1/runs/r1/events", last=str(len(names) - 1))
+        assert [e["id"] for e in replayed] == [str(len(names))]
         run = (await http.get("/v1/runs/r1", headers=ANA)).json()
         assert (run["status"], run["agent"], run["output"], run["stop_reason"]) == (
             "complete", "support", "Hi there.", "complete")
@@ -96,12 +156,12 @@ async def test_a_run_starts_lists_streams_its_events_and_replays_after_last_even
 
 
 async def test_the_inbox_lists_calls_waiting_across_runs_and_a_decision_runs_the_tool_once(
-    store: Any,
+    store: Any, make_app: MakeApp, backend: str
 ) -> None:
     shop = Shop()
     llm = ByTask({"refund A": refund_turns("A", 10), "refund B": refund_turns("B", 20),
                   **nested_turns("C")})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         for run_id, task in (("ra", "refund A"), ("rb", "refund B"), ("rc", "delegate C")):
             done = await http.post("/v1/agents/support/runs", json={
@@ -132,8 +192,12 @@ async def test_the_inbox_lists_calls_waiting_across_runs_and_a_decision_runs_the
             ("c1/s1", "approve", "ana")]
         assert shop.refunds == [("C", 5)]
         trace = (await http.get("/v1/runs/rc/trace", headers=ANA)).json()
-        assert [s["attributes"]["agentkit.stop_reason"] for s in trace["spans"]] == [
-            "suspended", "complete"]  # both stretches of the run, before and after approval
+        if backend == "temporal":  # the workflow's activities, before and after approval
+            assert [s["name"] for s in trace["spans"]] == [
+                "model fake", "tool ask_billing", "tool ask_billing", "model fake"]
+        else:
+            assert [s["attributes"]["agentkit.stop_reason"] for s in trace["spans"]] == [
+                "suspended", "complete"]  # both stretches of the run, before and after
         left = (await http.get("/v1/approvals?agent=support&limit=1", headers=ANA)).json()
         assert [a["run_id"] for a in left["approvals"]] == ["rb"]
         rest = (await http.get(f"/v1/approvals?cursor={left['next_cursor']}",
@@ -141,10 +205,12 @@ async def test_the_inbox_lists_calls_waiting_across_runs_and_a_decision_runs_the
         assert [a["run_id"] for a in rest["approvals"]] == ["ra"]
 
 
-async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(store: Any) -> None:
+async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(
+    store: Any, make_app: MakeApp
+) -> None:
     shop = Shop()
     llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
                         "wait": True}, headers=ANA)
@@ -164,10 +230,12 @@ async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(store
         assert shop.refunds == [("A", 10)]
 
 
-async def test_a_decision_the_run_cannot_take_is_422_naming_the_pending_ids(store: Any) -> None:
+async def test_a_decision_the_run_cannot_take_is_422_naming_the_pending_ids(
+    store: Any, make_app: MakeApp
+) -> None:
     shop = Shop()
     llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
                         "wait": True}, headers=ANA)
@@ -181,11 +249,13 @@ async def test_a_decision_the_run_cannot_take_is_422_naming_the_pending_ids(stor
         assert shop.refunds == []
 
 
-async def test_cancel_stops_a_running_run_at_its_next_safe_point(store: Any) -> None:
+async def test_cancel_stops_a_running_run_at_its_next_safe_point(
+    store: Any, make_app: MakeApp
+) -> None:
     shop = Shop()
     llm = ByTask({"look": [Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),)),
                            Turn(content="never")]})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/support/runs", json={"input": "look", "run_id": "r1"},
                         headers=ANA)
@@ -196,14 +266,73 @@ async def test_cancel_stops_a_running_run_at_its_next_safe_point(store: Any) -> 
         assert events[-1]["data"]["stop_reason"] == "cancelled"
         assert (await http.get("/v1/runs/r1", headers=ANA)).json()["status"] == "cancelled"
         again = await http.post("/v1/runs/r1/cancel", headers=ANA)
-        assert (again.status_code, again.json()["error"]["message"]) == (
-            409, "run 'r1' is cancelled: it is not advancing on this server")
+        assert (again.status_code, again.json()["error"]) == (409, {
+            "type": "not_cancellable", "message": "run 'r1' cannot be cancelled: it is "
+            "cancelled; only a running or suspended run can be cancelled"})
 
 
-async def test_sessions_list_and_show_their_conversation(store: Any) -> None:
+async def test_cancel_ends_a_run_waiting_for_a_person_and_a_later_decision_is_409(
+    store: Any, make_app: MakeApp
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10), "refund B": refund_turns("B", 20)})
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        for run_id, task in (("ra", "refund A"), ("rb", "refund B")):
+            await http.post("/v1/agents/support/runs", json={"input": task, "run_id": run_id,
+                            "wait": True}, headers=ANA)
+        suspended = await sse(http, "/v1/runs/ra/events")
+        viewer = await http.post("/v1/runs/ra/cancel", headers=bearer("tok-viewer"))
+        assert (viewer.status_code, viewer.json()["error"]["message"]) == (
+            403, "principal 'viewer' may not cancel runs; run 'ra' is unchanged")
+        cancelled = await http.post("/v1/runs/ra/cancel", headers=ANA)
+        assert (cancelled.status_code, cancelled.json()) == (
+            202, {"run_id": "ra", "status": "cancelled"})
+        run = (await http.get("/v1/runs/ra", headers=ANA)).json()
+        assert (run["status"], run["stop_reason"], run["pending"]) == (
+            "cancelled", "cancelled", [])
+        inbox = (await http.get("/v1/approvals", headers=ANA)).json()["approvals"]
+        assert [(a["run_id"], a["call_id"]) for a in inbox] == [("rb", "c1")]
+        events = await sse(http, "/v1/runs/ra/events", last=suspended[-1]["id"])
+        assert [(e["event"], e["data"]["stop_reason"]) for e in events] == [
+            ("final", "cancelled")]
+        late = await http.post("/v1/runs/ra/decisions", json={"decisions": {"c1": "approve"}},
+                               headers=ANA)
+        assert (late.status_code, late.json()["error"]) == (409, {
+            "type": "not_resumable",
+            "message": "run 'ra' cannot be resumed: it is cancelled, not suspended"})
+        assert (await http.get("/v1/runs/ra", headers=ANA)).json()["decisions"] == []
+        assert shop.refunds == []
+
+
+async def test_a_cancel_and_a_decision_at_once_have_one_winner(
+    store: Any, make_app: MakeApp
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        suspended = await sse(http, "/v1/runs/r1/events")
+        cancel, decide = await asyncio.gather(
+            http.post("/v1/runs/r1/cancel", headers=ANA),
+            http.post("/v1/runs/r1/decisions", json={"decisions": {"c1": "approve"}},
+                      headers=ANA))
+        assert sorted([cancel.status_code, decide.status_code]) == [202, 409]
+        await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
+        run = (await http.get("/v1/runs/r1", headers=ANA)).json()
+        if cancel.status_code == 202:
+            assert (run["status"], run["decisions"], shop.refunds) == ("cancelled", [], [])
+        else:
+            assert (run["status"], shop.refunds) == ("complete", [("A", 10)])
+            assert [d["by"] for d in run["decisions"]] == ["ana"]
+
+
+async def test_sessions_list_and_show_their_conversation(store: Any, make_app: MakeApp) -> None:
     shop = Shop()
     llm = ByTask({"hi": [Turn(content="Hello!")]})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/support/runs", json={"input": "hi", "session": "s1",
                         "wait": True}, headers=ANA)
@@ -216,25 +345,33 @@ async def test_sessions_list_and_show_their_conversation(store: Any) -> None:
             "type": "unknown_session", "message": "no session 'nope' is known here"}})
 
 
-async def test_the_trace_is_a_tree_of_the_runs_spans(store: Any) -> None:
+async def test_the_trace_is_a_tree_of_the_runs_spans(
+    store: Any, make_app: MakeApp, backend: str
+) -> None:
     shop = Shop()
     llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
                         "wait": True}, headers=ANA)
         trace = (await http.get("/v1/runs/r1/trace", headers=ANA)).json()
         assert (trace["run_id"], trace["dropped"]) == ("r1", 0)
+        if backend == "temporal":  # a span per activity of the workflow's history
+            (model,) = trace["spans"]
+            assert (model["name"], model["error"], model["children"]) == ("model fake", None, [])
+            assert model["attributes"] == {"temporal.activity": "agentkit.model_call"}
+            assert model["duration"] >= 0
+            return
         (root,) = trace["spans"]
         assert root["name"] == "invoke_agent support"
         assert root["attributes"]["agentkit.stop_reason"] == "suspended"
         assert [c["name"] for c in root["children"]][:1] == ["chat fake"]
 
 
-async def test_every_error_is_json_with_its_status(store: Any) -> None:
+async def test_every_error_is_json_with_its_status(store: Any, make_app: MakeApp) -> None:
     shop = Shop()
     llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = create_app([shop.support], context=context_for(llm, store), auth=TOKENS,
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS,
                      max_body=1000)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         async def error(method: str, path: str, **kw: Any) -> tuple[int, dict[str, Any]]:
@@ -295,12 +432,12 @@ async def test_every_error_is_json_with_its_status(store: Any) -> None:
         assert shop.refunds == []
 
 
-async def test_a_principal_sees_only_the_runs_of_its_scopes(store: Any) -> None:
+async def test_a_principal_sees_only_the_runs_of_its_scopes(store: Any, make_app: MakeApp) -> None:
     shop = Shop()
     llm = ByTask({"hi": [Turn(content="one")], "ho": [Turn(content="two")]})
     tokens = {**TOKENS, "tok-one": Principal("one", scopes=(Scope(1, 1).key(),))}
-    first = create_app([shop.support], context=context_for(llm, store), auth=tokens)
-    second = create_app([shop.support], context=context_for(llm, store, Scope(2, 2)),
+    first = await make_app([shop.support], context=context_for(llm, store), auth=tokens)
+    second = await make_app([shop.support], context=context_for(llm, store, Scope(2, 2)),
                         auth=tokens)
     async with served(first) as one, served(second) as two, \
             httpx2.AsyncClient(base_url=one) as http, httpx2.AsyncClient(base_url=two) as other:
@@ -316,9 +453,11 @@ async def test_a_principal_sees_only_the_runs_of_its_scopes(store: Any) -> None:
         assert hidden.status_code == 404
 
 
-async def test_agents_and_the_openapi_document_describe_what_is_served(store: Any) -> None:
+async def test_agents_and_the_openapi_document_describe_what_is_served(
+    store: Any, make_app: MakeApp
+) -> None:
     shop = Shop()
-    app = create_app([shop.support], context=context_for(ByTask({}), store), auth=TOKENS)
+    app = await make_app([shop.support], context=context_for(ByTask({}), store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         (agent,) = (await http.get("/v1/agents", headers=ANA)).json()["agents"]
         assert (agent["name"], agent["model"]) == ("support", "fake")
@@ -330,14 +469,24 @@ async def test_agents_and_the_openapi_document_describe_what_is_served(store: An
             "Refund part of a customer order, in whole dollars, to the card used.")
         document = (await http.get("/openapi.json")).json()
         assert document["openapi"] == "3.1.0"
-        assert "/v1/runs/{run_id}/decisions" in document["paths"]
+        described = {(path, method) for path, item in document["paths"].items()
+                     for method in item}
+        assert described >= {
+            ("/healthz", "get"), ("/openapi.json", "get"), ("/v1/agents", "get"),
+            ("/v1/agents/{agent}/runs", "post"), ("/v1/runs", "get"),
+            ("/v1/runs/{run_id}", "get"), ("/v1/runs/{run_id}/events", "get"),
+            ("/v1/runs/{run_id}/trace", "get"), ("/v1/runs/{run_id}/decisions", "post"),
+            ("/v1/runs/{run_id}/cancel", "post"), ("/v1/approvals", "get"),
+            ("/v1/sessions", "get"), ("/v1/sessions/{session_id}", "get")}
 
 
-async def test_a_run_that_raises_ends_its_events_and_its_record_says_error(store: Any) -> None:
+async def test_a_run_that_raises_ends_its_events_and_its_record_says_error(
+    store: Any, make_app: MakeApp
+) -> None:
     counting = Agent("counter", "fake", "Answer with a number.", output=int,
                      max_output_repairs=0, cognition=ReActCognition([]))
     llm = ByTask({"count": [Turn(content="many")]})
-    app = create_app([counting], context=context_for(llm, store), auth=TOKENS)
+    app = await make_app([counting], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/counter/runs", json={"input": "count", "run_id": "r1"},
                         headers=ANA)
@@ -349,14 +498,15 @@ async def test_a_run_that_raises_ends_its_events_and_its_record_says_error(store
         assert run["status"] == "error"
 
 
+@pytest.mark.parametrize("backend", STORES)  # recovery by the intent rules: in-process
 async def test_a_second_server_on_the_store_leaves_a_run_another_advances_alone(
-    store: Any,
+    store: Any, make_app: MakeApp
 ) -> None:
     shop = Shop()
     llm = ByTask({"look": [Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),)),
                            Turn(content="It shipped.")]})
-    first = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    second = create_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    first = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    second = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(first) as url, httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/support/runs", json={"input": "look", "run_id": "r1"},
                         headers=ANA)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from temporalio.client import (
@@ -11,11 +11,13 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from agentkit.agents.conversation import Opening
+from agentkit.agents.decisions import checked
 from agentkit.agents.result import AgentResult, Suspended
 from agentkit.core.contracts.errors import RunNotResumable
 from agentkit.core.contracts.ports import Store
@@ -149,6 +151,47 @@ class TemporalAgents:
         """
         return await self._update(run_id, RESUME_UPDATE, pack(dict(decisions)))
 
+    async def hand(
+        self, run_id: str, decisions: Mapping[str, Any]
+    ) -> Callable[[], Awaitable[AgentResult]]:
+        """Give a suspended run the human's decisions and return as soon as the run
+        accepted them (refusing them as :meth:`resume` does); calling what this
+        returns waits for the run's next result. A server answers the person at once
+        this way, and follows the run in the background."""
+        # The workflow's validator refuses the same decisions, but a refused update
+        # started this way only says so when its result is awaited.
+        await self.check(run_id, decisions)
+        handle = self.client.get_workflow_handle(run_id, result_type=str)
+        try:
+            update = await handle.start_update(
+                RESUME_UPDATE, pack(dict(decisions)), result_type=str,
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            )
+        except WorkflowUpdateFailedError as exc:
+            _refused(run_id, exc.cause)
+            raise
+        except RPCError:
+            raise RunNotResumable(run_id, "it is not waiting for a decision") from None
+
+        async def next_result() -> AgentResult:
+            try:
+                return result_from(await update.result())
+            except (WorkflowUpdateFailedError, RPCError):
+                # Abandoned at continue-as-new, or another decision won the same
+                # workflow task: the run's next result is the outcome's.
+                return await self.result(run_id)
+
+        return next_result
+
+    async def check(self, run_id: str, decisions: Mapping[str, Any]) -> None:
+        """Raise what :meth:`resume` would for ``decisions`` (:class:`RunNotResumable`
+        when the run does not wait for a decision, :class:`InvalidDecision` for
+        decisions that do not fit its pending calls), changing nothing."""
+        pending = await self.pending(run_id)
+        if pending is None:
+            raise RunNotResumable(run_id, "it is not waiting for a decision")
+        checked(run_id, pending.kinds, decisions)
+
     async def pending(self, run_id: str) -> Suspended | None:
         """What waits for a person: the run's :class:`Suspended` record, or None."""
         handle = self.client.get_workflow_handle(run_id)
@@ -164,12 +207,7 @@ class TemporalAgents:
                 text = await handle.execute_update(name, args=args, result_type=str)
                 return result_from(text)
             except WorkflowUpdateFailedError as exc:
-                cause = exc.cause
-                if isinstance(cause, ApplicationError) and cause.type == "RunNotResumable":
-                    raise RunNotResumable(run_id, cause.message) from None
-                if isinstance(cause, ApplicationError) and cause.type == "InvalidDecision":
-                    raise invalid_decision(unpack(cause.details[0], "decision error")) from None
-                _raise_busy(cause)
+                _refused(run_id, exc.cause)
                 if not await self._still_running(handle):
                     return await self._final(handle)
             except RPCError:
@@ -196,6 +234,16 @@ class TemporalAgents:
         except WorkflowFailureError as exc:
             _raise_busy(exc.cause)
             raise
+
+
+def _refused(run_id: str, cause: BaseException | None) -> None:
+    """Raise the error a refused update stands for: :class:`RunNotResumable`,
+    :class:`InvalidDecision` or :class:`SessionBusy`, if it is one of them."""
+    if isinstance(cause, ApplicationError) and cause.type == "RunNotResumable":
+        raise RunNotResumable(run_id, cause.message) from None
+    if isinstance(cause, ApplicationError) and cause.type == "InvalidDecision":
+        raise invalid_decision(unpack(cause.details[0], "decision error")) from None
+    _raise_busy(cause)
 
 
 def _raise_busy(cause: BaseException | None) -> None:

@@ -1,0 +1,343 @@
+"""TemporalEngine: the runs a server starts execute as Temporal workflows on the
+workers of a task queue (``agentkit temporal worker``); the server is their client.
+
+The API is the one the in-process engine serves. What differs is who holds what: the
+workflow's history is the run's durable state (a server that stops loses nothing, and
+the next one follows the runs the registry says are running), and the server writes
+the run registry's records from each result the workflow reports, since the workflow
+writes nothing of its own to the store. A run's events are the ones its results show
+(tool calls, tool results, interrupts, the final event); its trace is built from the
+workflow's history (one span per model or tool activity).
+
+Decisions are checked by the shared decision module, in the workflow's update
+validator; two deciders at once are kept to one winner by a claim in the store, keyed
+by the suspension the record shows, which a cancel of the suspended run takes too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.service import RPCError
+
+from agentkit.agents.agent import Agent
+from agentkit.agents.events import (
+    AgentEvent,
+    FinalEvent,
+    InterruptEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from agentkit.agents.registry import result_record
+from agentkit.agents.result import AgentResult
+from agentkit.core.contracts.errors import RunNotResumable
+from agentkit.core.contracts.frozen import FrozenDict
+from agentkit.core.contracts.runs import RunQuery, RunRecord
+from agentkit.core.contracts.state_errors import VersionConflict
+from agentkit.integrations.temporal import RunOptions, TemporalAgents
+from agentkit.serve.engine import Host, ServeError, StartRequest
+from agentkit.state.traces import RunTrace, TraceSpan
+
+__all__ = ["TemporalEngine"]
+
+_log = logging.getLogger("agentkit.serve")
+
+
+class TemporalEngine:
+    """``create_app(agents, context=..., engine=TemporalEngine("localhost:7233",
+    task_queue="agents"))``: runs execute on the workers of ``task_queue``.
+
+    ``client`` is a connected Temporal :class:`~temporalio.client.Client` or the
+    address to connect to when the server starts (in ``namespace``). The workers must
+    host the served agents and share the server's store (the context's): sessions,
+    large payloads and the registry live there.
+    """
+
+    name = "temporal"
+
+    def __init__(self, client: Client | str, *, task_queue: str, namespace: str = "default",
+                 options: RunOptions | None = None) -> None:
+        if not task_queue or not isinstance(task_queue, str):
+            raise ValueError(f"TemporalEngine(task_queue=...) must be a non-empty string, "
+                             f"got {task_queue!r}")
+        if not isinstance(client, Client | str) or client == "":
+            raise TypeError("TemporalEngine(client) takes a connected temporalio Client or "
+                            f"an address such as 'localhost:7233', got {client!r}")
+        self.client: Client | None = client if isinstance(client, Client) else None
+        """The Temporal client (connected at startup when given an address)."""
+        self.address: str | None = client if isinstance(client, str) else None
+        self.task_queue = task_queue
+        self.namespace = namespace
+        self.options = options
+        self._agents: TemporalAgents | None = None
+        self._runs: Host | None = None
+        self._watching: dict[str, asyncio.Task[None]] = {}
+        self._seen: dict[str, int] = {}
+
+    def bind(self, runs: Host) -> None:
+        self._runs = runs
+
+    @property
+    def runs(self) -> Host:
+        assert self._runs is not None, "bind() first"
+        return self._runs
+
+    @property
+    def agents(self) -> TemporalAgents:
+        if self._agents is None:
+            raise RuntimeError("the Temporal engine is not connected: the app's lifespan "
+                               "connects it (run the app under an ASGI server with lifespan)")
+        return self._agents
+
+    def check(self, agent: Any) -> None:
+        if not isinstance(agent, Agent):
+            raise TypeError(
+                f"create_app(..., engine=TemporalEngine(...)) serves Agent objects (the "
+                f"ones AgentWorker hosts), got {agent!r}; a Workflow runs in-process only"
+            )
+
+    # -- the registry, from results ----------------------------------------------------
+
+    async def _put(self, record: RunRecord) -> None:
+        await self.runs.store.put_run(record)
+
+    def _record(self, record: RunRecord, result: AgentResult) -> RunRecord:
+        return result_record(result, agent=record.agent, scope=record.scope,
+                             session=record.session)
+
+    def _events(self, result: AgentResult) -> list[AgentEvent]:
+        """The events ``result`` shows that the run's log has not had yet."""
+        seen = self._seen.get(result.run_id, 0)
+        self._seen[result.run_id] = len(result.messages)
+        events: list[AgentEvent] = []
+        for message in result.messages[seen:]:
+            if message.role == "assistant":
+                events.extend(ToolCallEvent(call) for call in message.tool_calls)
+            elif message.role == "tool":
+                events.append(ToolResultEvent(message.tool_call_id or "", message.name or "",
+                                              message.content, message.is_error))
+        if result.suspended is not None:
+            events.append(InterruptEvent(result.suspended))
+        events.append(FinalEvent(result))
+        return events
+
+    def _follow(self, record: RunRecord, next_result: Callable[[], Awaitable[AgentResult]]
+                ) -> None:
+        """Write the run's record and events when it next suspends or ends."""
+        run_id = record.run_id
+        log = self.runs.event_log(run_id)
+
+        async def follow() -> None:
+            try:
+                result = await next_result()
+            except asyncio.CancelledError:
+                raise  # the server stops; the next one follows the run again
+            except WorkflowFailureError as error:
+                await self._failed(record, error.cause)
+                return
+            except Exception as error:
+                _log.warning("run %r: could not follow it: %s", run_id, error, exc_info=True)
+                self.runs.drop_log(run_id)
+                return
+            await self._put(self._record(record, result))
+            for event in self._events(result):
+                log.add(event)
+            if result.stop_reason != "suspended":
+                self._seen.pop(run_id, None)  # it has no more events
+
+        task = asyncio.get_running_loop().create_task(follow(), name=f"agentkit run {run_id}")
+        self._watching[run_id] = task
+        task.add_done_callback(lambda _: self._forget(run_id, task))
+
+    async def _failed(self, record: RunRecord, cause: BaseException | None) -> None:
+        """Record the end of a run whose workflow was cancelled or failed."""
+        cancelled = isinstance(cause, CancelledError)
+        status = "cancelled" if cancelled else "error"
+        # The workflow fails with an ApplicationError whose message names the error.
+        why = None if cancelled else (
+            cause.message if isinstance(cause, ApplicationError) else f"{cause}")
+        await self._put(RunRecord(
+            run_id=record.run_id, agent=record.agent, status=status, scope=record.scope,
+            created=record.created, updated=_now(), session=record.session,
+            stop_reason=status, usage=record.usage, cost_usd=record.cost_usd, error=why))
+        self.runs.event_log(record.run_id).add_data(
+            {"kind": "final", "stop_reason": status, "output": None,
+             **({"error": why} if why else {})})
+
+    def _forget(self, run_id: str, task: asyncio.Task[None]) -> None:
+        if self._watching.get(run_id) is task:
+            del self._watching[run_id]
+
+    # -- the engine ----------------------------------------------------------------------
+
+    async def startup(self) -> int:
+        """Connect, and follow the runs the registry says are running (their workflows
+        went on while no server was up)."""
+        if self._agents is None:
+            if self.client is None:
+                assert self.address is not None
+                self.client = await Client.connect(self.address, namespace=self.namespace)
+            self._agents = TemporalAgents(self.client, task_queue=self.task_queue,
+                                          options=self.options, store=self.runs.store)
+        taken, cursor = 0, None
+        while True:
+            page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
+                                                            limit=500))
+            for record in page.records:
+                if record.agent in self.runs.agents and record.run_id not in self._watching:
+                    self.runs.event_log(record.run_id, fresh=True)
+                    self._follow(record, _outcome(self.agents, record.run_id))
+                    taken += 1
+            cursor = page.next_cursor
+            if cursor is None:
+                return taken
+
+    async def start(self, agent: Any, request: StartRequest, run_id: str) -> None:
+        if not isinstance(request.task, str):
+            raise ServeError(400, "bad_request", '"input" must be text with the Temporal '
+                             "engine: a Temporal run's task crosses as text, media parts do "
+                             "not yet")
+        if request.settings is not None:
+            raise ServeError(400, "bad_request", '"settings" are not supported with the '
+                             "Temporal engine: the workers' agents carry their settings")
+        base = self.runs.base
+        now = _now()
+        record = RunRecord(run_id=run_id, agent=agent.name, status="running",
+                           scope=base.scope.key(), created=now, updated=now,
+                           session=request.session)
+        try:
+            await self.agents.start(agent.name, request.task, run_id=run_id,
+                                    scope=base.scope, autonomy=base.autonomy,
+                                    session=request.session)
+        except RunNotResumable:
+            if await self.runs.store.get_run(run_id) is not None:
+                raise  # a start of this server's that got there first: that run is the one
+            raise ServeError(409, "run_id_taken", f"run id {run_id!r} is taken by a "
+                             "Temporal workflow this server did not start; choose another "
+                             "run_id, or leave it out") from None
+        # Registered once the workflow is the server's: a run id taken by a workflow
+        # started elsewhere must not get a record.
+        await self._put(record)
+        self.runs.event_log(run_id, fresh=True)
+        self._seen[run_id] = 0
+        self._follow(record, _outcome(self.agents, run_id))
+
+    async def _claim(self, record: RunRecord, by: str) -> None:
+        """Take the suspension ``record`` shows, for one decision or cancel only."""
+        key = f"agentkit:serve:claim:{record.run_id}:{record.updated!r}"
+        try:
+            await self.runs.store.set_versioned(key, by, expected_version=0)
+        except VersionConflict:
+            raise RunNotResumable(record.run_id, "another decision (or a cancel) was "
+                                  "accepted first") from None
+
+    async def decide(self, agent: Any, record: RunRecord, decisions: Mapping[str, Any]) -> None:
+        run_id = record.run_id
+        if record.status != "suspended":
+            raise RunNotResumable(run_id, f"it is {record.status}, not suspended")
+        # Checked before the claim, so a refused decision leaves the run to the next.
+        await self.agents.check(run_id, decisions)
+        await self._claim(record, "decision")
+        next_result = await self.agents.hand(run_id, decisions)
+        running = RunRecord(run_id=run_id, agent=record.agent, status="running",
+                            scope=record.scope, created=record.created, updated=_now(),
+                            session=record.session, usage=record.usage,
+                            cost_usd=record.cost_usd)
+        await self._put(running)
+        self._follow(running, next_result)
+
+    async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:
+        run_id = record.run_id
+        if record.status not in ("running", "suspended"):
+            raise RunNotResumable(run_id, f"it is {record.status}; only a running or "
+                                  "suspended run can be cancelled")
+        if record.status == "suspended":
+            await self._claim(record, reason)
+        handle = self.agents.client.get_workflow_handle(run_id)
+        await handle.cancel()
+        if record.status == "running":
+            return "cancelling"  # its follower writes the cancelled record
+        # A suspended workflow ends at once: wait for that, not for its outcome (which
+        # a suspended run would answer before the cancel reached it).
+        try:
+            await handle.result()
+        except WorkflowFailureError as error:
+            await self._failed(record, error.cause)
+        return "cancelled"
+
+    async def wait(self, run_id: str) -> None:
+        task = self._watching.get(run_id)
+        if task is not None:
+            await asyncio.shield(task)
+
+    async def trace(self, run_id: str) -> RunTrace:
+        """One span per model or tool activity of the run's workflow, from its history."""
+        handle = self.agents.client.get_workflow_handle(run_id)
+        spans: dict[int, TraceSpan] = {}
+        try:
+            async for event in handle.fetch_history_events():
+                at = event.event_time.ToMicroseconds() / 1e6
+                if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                    scheduled = event.activity_task_scheduled_event_attributes
+                    name = _summary(event) or scheduled.activity_type.name
+                    spans[event.event_id] = TraceSpan(
+                        span_id=event.event_id, parent_id=None, name=name, start=at,
+                        attributes=FrozenDict({"temporal.activity": scheduled.activity_type.name}))
+                    continue
+                ended = _ended(event)
+                if ended is not None and ended[0] in spans:
+                    span = spans[ended[0]]
+                    spans[ended[0]] = TraceSpan(
+                        span_id=span.span_id, parent_id=None, name=span.name, start=span.start,
+                        duration=at - span.start, attributes=span.attributes, error=ended[1])
+        except RPCError:
+            return RunTrace(run_id=run_id)
+        return RunTrace(run_id=run_id, spans=tuple(spans.values()))
+
+    async def close(self) -> None:
+        tasks = list(self._watching.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _outcome(agents: TemporalAgents, run_id: str) -> Callable[[], Awaitable[AgentResult]]:
+    return lambda: agents.result(run_id)
+
+
+def _now() -> float:
+    return time.time()
+
+
+def _summary(event: Any) -> str | None:
+    payload = event.user_metadata.summary
+    if not payload.data:
+        return None
+    try:
+        text = json.loads(payload.data)
+    except ValueError:
+        return None
+    return text if isinstance(text, str) else None
+
+
+def _ended(event: Any) -> tuple[int, str | None] | None:
+    """``(scheduled event id, error)`` of an event that ends an activity, else None."""
+    kind = event.event_type
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+        return event.activity_task_completed_event_attributes.scheduled_event_id, None
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+        failed = event.activity_task_failed_event_attributes
+        return failed.scheduled_event_id, failed.failure.message or "failed"
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
+        return event.activity_task_timed_out_event_attributes.scheduled_event_id, "timed out"
+    if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+        return event.activity_task_canceled_event_attributes.scheduled_event_id, "cancelled"
+    return None

@@ -1,0 +1,108 @@
+"""Workflows served beside agents, on the in-process engine: started, listed, waiting in
+the inbox at their gates, decided (422 and one winner as for agents), and refused with a
+clear error by the Temporal engine, whose workers host agents only."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from agentkit.agents.workflow import Workflow
+from agentkit.core.runtime import RunContext
+from agentkit.core.testing import Turn
+from agentkit.serve.temporal import TemporalEngine
+from tests.serve.served import (
+    TOKENS,
+    ByTask,
+    Shop,
+    bearer,
+    close_store,
+    context_for,
+    create_app,
+    open_store,
+    served,
+)
+from tests.serve.test_api import sse
+
+ANA = bearer("tok-ana")
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    opened = await open_store(request.param, request, tmp_path)
+    yield opened
+    await close_store(opened)
+
+
+def review(posted: list[str]) -> Workflow:
+    async def draft(inputs: dict[str, Any], ctx: RunContext) -> str:
+        return f"draft of {inputs['task']}"
+
+    async def post(inputs: dict[str, Any], ctx: RunContext) -> str:
+        posted.append(inputs["draft"])
+        return "posted"
+
+    return (Workflow("review", description="Draft, ask, post.")
+            .add("draft", draft).gate("publish", "Publish the draft?", after=["draft"])
+            .add("post", post, after=["publish"]))
+
+
+async def test_a_workflow_waits_at_its_gate_in_the_inbox_and_one_decision_wins(
+    store: Any,
+) -> None:
+    posted: list[str] = []
+    shop = Shop()
+    app = create_app([shop.support, review(posted)],
+                     context=context_for(ByTask({"hi": [Turn(content="Hi.")]}), store),
+                     auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        served_ = (await http.get("/v1/agents", headers=ANA)).json()["agents"]
+        assert [(a["name"], a["kind"]) for a in served_] == [
+            ("support", "agent"), ("review", "workflow")]
+        held = await http.post("/v1/agents/review/runs", json={
+            "input": "the launch post", "run_id": "w1", "wait": True}, headers=ANA)
+        assert (held.status_code, held.json()["status"]) == (200, "suspended")
+        inbox = (await http.get("/v1/approvals", headers=ANA)).json()["approvals"]
+        assert [(a["run_id"], a["agent"], a["call_id"], a["tool"], a["arguments"], a["kind"])
+                for a in inbox] == [("w1", "review", "publish", "human_gate",
+                                     {"question": "Publish the draft?"}, "approval")]
+        bad = await http.post("/v1/runs/w1/decisions", json={"decisions": {"post": "approve"}},
+                              headers=ANA)
+        assert (bad.status_code, bad.json()["error"]["pending"]) == (422, {"publish": "gate"})
+        suspended = await sse(http, "/v1/runs/w1/events")
+        assert [e["event"] for e in suspended] == ["interrupt", "final"]
+        assert suspended[-1]["data"]["stop_reason"] == "suspended"
+        body = {"decisions": {"publish": "approve"}}
+        first, second = await asyncio.gather(
+            http.post("/v1/runs/w1/decisions", json=body, headers=ANA),
+            http.post("/v1/runs/w1/decisions", json=body, headers=ANA))
+        assert sorted([first.status_code, second.status_code]) == [202, 409]
+        ended = await sse(http, "/v1/runs/w1/events", last=suspended[-1]["id"])
+        assert [(e["event"], e["data"]["output"]) for e in ended] == [
+            ("final", {"post": "posted"})]
+        run = (await http.get("/v1/runs/w1", headers=ANA)).json()
+        assert (run["status"], run["agent"], run["output"], run["pending"]) == (
+            "complete", "review", {"post": "posted"}, [])
+        assert [(d["call_id"], d["by"]) for d in run["decisions"]] == [("publish", "ana")]
+        assert posted == ["draft of the launch post"]
+        cancel = await http.post("/v1/runs/w1/cancel", headers=ANA)
+        assert (cancel.status_code, cancel.json()["error"]["message"]) == (
+            409, "run 'w1' cannot be cancelled: 'review' is a Workflow, whose runs cannot "
+            "be cancelled yet; reject its pending gates to end it")
+        listed = (await http.get("/v1/runs?agent=review", headers=ANA)).json()["runs"]
+        assert [r["run_id"] for r in listed] == ["w1"]
+
+
+def test_the_temporal_engine_refuses_a_workflow_naming_what_it_serves() -> None:
+    workflow = review([])
+    with pytest.raises(TypeError) as info:
+        create_app([workflow], context=context_for(ByTask({}), None),
+                   engine=TemporalEngine("localhost:7233", task_queue="q"))
+    assert str(info.value) == (
+        "create_app(..., engine=TemporalEngine(...)) serves Agent objects (the ones "
+        f"AgentWorker hosts), got {workflow!r}; a Workflow runs in-process only")
