@@ -65,6 +65,9 @@ SESSION_COMMIT_ACTIVITY = "agentkit.session_commit"
 OUTCOME_UPDATE = "agentkit.outcome"
 RESUME_UPDATE = "agentkit.resume"
 PENDING_QUERY = "agentkit.pending"
+SUSPENDED_MEMO = "agentkit.suspended"
+"""The memo (and patch id) a run upserts each time it suspends: the count of results
+it has settled so far."""
 
 # The agents each task queue's worker hosts, and the latest hosted under each name (for
 # a Replayer, whose workflows run outside any task queue). This module is passed through
@@ -307,6 +310,12 @@ class AgentWorkflow:
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     return result_to(result)
                 self._waiting = True
+                if workflow.patched(SUSPENDED_MEMO):
+                    # The one sign of a suspension in the history, for a client that
+                    # waits by reading it (TemporalAgents.result) rather than by an
+                    # update, which would add events to every run. Histories recorded
+                    # before it replay without it.
+                    workflow.upsert_memo({SUSPENDED_MEMO: self._settled})
                 await workflow.wait_condition(lambda: self._decisions is not None)
                 decisions, self._decisions = self._decisions, None
                 self._waiting = False
