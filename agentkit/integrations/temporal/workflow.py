@@ -38,6 +38,7 @@ from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.integrations.temporal._values import (
     RunOptions,
+    call_fields,
     decision_fields,
     error_from,
     job_fields,
@@ -151,11 +152,12 @@ class TemporalEffects:
         steps = self.last.steps if self.last is not None else 0
         # Checked here, in workflow code: a command Temporal refuses fails the workflow
         # task, which is retried for ever; a run that stops answers.
+        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
+                             ctx.scope, ctx.autonomy.value, self.spent,
+                             options.max_payload_bytes)
+        fields["request"] = request
         payload = pack_within(
-            {"agent": self.agent.name, "run_id": ctx.correlation_id, "scope": ctx.scope,
-             "autonomy": ctx.autonomy.value, "request": request, "spent": self.spent,
-             "limit": options.max_payload_bytes},
-            options.max_payload_bytes, ctx.correlation_id,
+            fields, options.max_payload_bytes, ctx.correlation_id,
             f"the input of model call {steps + 1}",
         )
         text = await workflow.execute_activity(
@@ -191,7 +193,7 @@ class TemporalEffects:
             options.tool_timeout, limit + options.heartbeat_timeout)
         payload = pack_within(
             job_fields(self.agent.name, replace(job, spent=self.spent),
-                       options.max_payload_bytes),
+                       options.max_payload_bytes, self.ctx.correlation_id),
             options.max_payload_bytes, job.run_id,
             f"the input of tool call {call.id!r} ({call.name!r})",
         )

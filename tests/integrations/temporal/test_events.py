@@ -4,6 +4,9 @@ result; and the payload each activity is sent is what that call needs."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
@@ -13,6 +16,7 @@ from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolCall
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import make_test_ctx
 from agentkit.integrations.temporal import AgentWorker, TemporalAgents
+from agentkit.state.codec import loads
 from agentkit.tools import tool
 
 
@@ -125,3 +129,61 @@ async def test_a_suspended_run_says_so_in_its_history_and_is_answered_by_update(
         *activity, *wft, *activity, *wft,
         "WORKFLOW_EXECUTION_UPDATE_COMPLETED", "WORKFLOW_EXECUTION_COMPLETED",
     ]
+
+
+async def activity_inputs(client: Client, run_id: str) -> list[tuple[str, int, Any]]:
+    """Each activity's name, input bytes and decoded input, in the order scheduled."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    found = []
+    for event in history.events:
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled = event.activity_task_scheduled_event_attributes
+            (payload,) = scheduled.input.payloads
+            value = loads(json.loads(payload.data), key=run_id)
+            found.append((scheduled.activity_type.name, payload.ByteSize(), value))
+    return found
+
+
+async def activity_answers(client: Client, run_id: str) -> list[tuple[int, Any]]:
+    """Each activity's answer bytes and decoded answer, in the order completed."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    found = []
+    for event in history.events:
+        if event.HasField("activity_task_completed_event_attributes"):
+            (payload,) = event.activity_task_completed_event_attributes.result.payloads
+            found.append((payload.ByteSize(), loads(json.loads(payload.data), key=run_id)))
+    return found
+
+
+async def test_each_activity_is_sent_its_call_not_the_runs_settings_again(
+    client: Client, task_queue: str
+) -> None:
+    agents = TemporalAgents(client, task_queue=task_queue)
+    async with worker(client, task_queue):
+        result = await agents.run("weather", "Weather in Lisbon?", run_id="sizes")
+    call = ToolCall("c1", "forecast", {"city": "Lisbon"})
+    inputs = await activity_inputs(client, "sizes")
+    # The run's id is the workflow's, its scope, autonomy, ledger and payload limit are
+    # the defaults: none is sent. The model is sent the transcript it answers.
+    assert [(name, sorted(value)) for name, _, value in inputs] == [
+        ("agentkit.model_call", ["agent", "request"]),
+        ("agentkit.tool_call", ["agent", "call"]),
+        ("agentkit.model_call", ["agent", "request"]),
+    ]
+    assert inputs[1][2] == {"agent": "weather", "call": call}
+    assert [value["request"].messages for _, _, value in (inputs[0], inputs[2])] == [
+        result.messages[:1], result.messages[:3]
+    ]
+    assert [size for _, size, _ in inputs] == [SIZES["model 1"], SIZES["tool"], SIZES["model 2"]]
+    answers = await activity_answers(client, "sizes")
+    assert [value for _, value in answers] == [
+        {"result": LLMResult(content="", tool_calls=(call,))},
+        {"content": "Lisbon: sunny"},
+        {"result": LLMResult(content="Lisbon: sunny")},
+    ]
+    assert [size for size, _ in answers] == [SIZES["answer 1"], SIZES["tool answer"],
+                                             SIZES["answer 2"]]
+
+
+SIZES = {"model 1": 588, "tool": 219, "model 2": 935, "answer 1": 271, "tool answer": 86,
+         "answer 2": 128}
