@@ -100,9 +100,12 @@ async def _heartbeating(work: Awaitable[T]) -> T:
     interval = max(timeout.total_seconds() / 3, 0.05)
 
     async def beat() -> None:
+        # The first beat after one interval, not at once: the activity's start already
+        # told Temporal the worker is alive, and most calls end before a beat is due,
+        # so they make no heartbeat request at all.
         while True:
-            activity.heartbeat()
             await asyncio.sleep(interval)
+            activity.heartbeat()
 
     beating = asyncio.ensure_future(beat())
     try:
