@@ -5,17 +5,20 @@ result; and the payload each activity is sent is what that call needs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import ChatRequest, LLMResult, ToolCall
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import make_test_ctx
-from agentkit.integrations.temporal import AgentWorker, TemporalAgents
+from agentkit.integrations.temporal import AgentWorker, TemporalAgents, workflow_runner
+from agentkit.integrations.temporal.workflow import AgentWorkflow
 from agentkit.state.codec import loads
 from agentkit.tools import tool
 
@@ -103,11 +106,33 @@ class Refunds:
         raise NotImplementedError
 
 
+def billing_agent() -> Agent:
+    return Agent("billing", "fake", "You handle refunds.",
+                 cognition=ReActCognition(tools=[refund]))
+
+
+async def test_a_run_that_suspended_before_the_memo_existed_still_replays(
+    client: Client, task_queue: str
+) -> None:
+    """Recorded by the agentkit before the suspension memo (its client waited by
+    update): a run then waiting for a person is resumed on workers of today, which
+    replay its history up to the wait."""
+    recorded = Path(__file__).parent / "histories" / "approval_before_memo.json"
+    history = WorkflowHistory.from_json("recorded-before-memo", recorded.read_text())
+    assert "WORKFLOW_PROPERTIES_MODIFIED" not in [
+        EventType.Name(e.event_type).removeprefix("EVENT_TYPE_") for e in history.events
+    ]
+    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+    async with AgentWorker(client, task_queue=task_queue, agents=[billing_agent()],
+                           context=lambda: make_test_ctx(llm=Refunds())):
+        replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert replayed.replay_failure is None
+
+
 async def test_a_suspended_run_says_so_in_its_history_and_is_answered_by_update(
     client: Client, task_queue: str
 ) -> None:
-    billing = Agent("billing", "fake", "You handle refunds.",
-                    cognition=ReActCognition(tools=[refund]))
+    billing = billing_agent()
     agents = TemporalAgents(client, task_queue=task_queue)
     async with AgentWorker(client, task_queue=task_queue, agents=[billing],
                            context=lambda: make_test_ctx(llm=Refunds())):
