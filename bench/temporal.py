@@ -182,6 +182,8 @@ class _Client:
 
 async def _history(client: Any, run_id: str) -> dict[str, Any]:
     """Event count, and the payload bytes of each activity (input, result)."""
+    from temporalio.api.enums.v1 import EventType
+
     history = await client.get_workflow_handle(run_id).fetch_history()
     names: dict[int, str] = {}
     payloads: list[list[Any]] = []
@@ -195,7 +197,21 @@ async def _history(client: Any, run_id: str) -> dict[str, Any]:
             done = event.activity_task_completed_event_attributes
             index = list(names).index(done.scheduled_event_id)
             payloads[index][2] = sum(p.ByteSize() for p in done.result.payloads)
-    return {"events": len(history.events), "payloads": payloads}
+    kinds = [EventType.Name(e.event_type).removeprefix("EVENT_TYPE_") for e in history.events]
+    return {"events": len(history.events), "kinds": kinds, "payloads": payloads}
+
+
+def _extra_events(histories: list[dict[str, Any]]) -> dict[str, int]:
+    """The events the histories that differ from the most common one have beyond it
+    (summed over them): what made those runs longer."""
+    from collections import Counter
+
+    common = Counter(tuple(h["kinds"]) for h in histories).most_common(1)[0][0]
+    extra: Counter[str] = Counter()
+    for h in histories:
+        if tuple(h["kinds"]) != common:
+            extra.update(Counter(h["kinds"]) - Counter(common))
+    return dict(extra)
 
 
 async def drive(engine: str, address: str, sequential: int, concurrent: int,
@@ -240,6 +256,8 @@ async def drive(engine: str, address: str, sequential: int, concurrent: int,
             "engine": engine, "latency": statistics.median(times), "rate": rate,
             "cpu_sequential": cpu_sequential, "cpu_concurrent": cpu_concurrent,
             "events": sorted({h["events"] for h in histories}),
+            "extra_events": _extra_events(histories),
+            "odd_runs": sum(h["events"] != histories[0]["events"] for h in histories),
             "payloads": histories[0]["payloads"],
         }
         if profile:
@@ -337,13 +355,23 @@ def _report(rows: dict[str, list[dict[str, Any]]], local: float, concurrent: int
             cells.append(f"{value * scale:.1f} {unit}".strip())
             cells.append(f"{value / bare[key]:.2f}")
         events = sorted({e for r in results for e in r["events"]})
-        cells.append(", ".join(map(str, events)))
+        odd = sum(r["odd_runs"] for r in results)
+        cells.append(", ".join(map(str, events)) + (f" ({odd} runs not {results[0]['events'][0]})"
+                                                    if odd else ""))
         print("| " + " | ".join(cells) + " |")
     if "openai" in rows:
         for engine in rows:
             if engine not in ("bare", "openai"):
                 print(f"{engine}: runs/s × OpenAI Agents = "
                       f"{med(engine, 'rate') / med('openai', 'rate'):.2f}")
+    for engine, results in rows.items():
+        extra: dict[str, int] = {}
+        for r in results:
+            for kind, n in r["extra_events"].items():
+                extra[kind] = extra.get(kind, 0) + n
+        if extra:
+            print(f"{engine}: the longer runs' extra events: "
+                  + ", ".join(f"{k} ×{n}" for k, n in sorted(extra.items())))
     print("\nbytes per activity (input + result):")
     for engine, results in rows.items():
         parts = [f"{name} {given:,} + {answer:,}" for name, given, answer in results[0]["payloads"]]
@@ -413,6 +441,11 @@ if __name__ == "__main__":
         asyncio.run(worker(args.worker, args.address, args.queue, args.profile_out))
     elif args.drive:
         print(json.dumps(asyncio.run(drive(args.drive, args.address, args.sequential,
-                                           args.concurrent, args.profile))))
+                                           args.concurrent, args.profile))), flush=True)
+        os._exit(0)
     else:
         asyncio.run(main(args))
+        # The SDK's native threads can crash the interpreter as it finalizes (see
+        # docs/temporal.md, "Known issue"): the report is out, leave at once.
+        sys.stdout.flush()
+        os._exit(0)
