@@ -215,7 +215,7 @@ def _extra_events(histories: list[dict[str, Any]]) -> dict[str, int]:
 
 
 async def drive(engine: str, address: str, sequential: int, concurrent: int,
-                profile: int) -> dict[str, Any]:
+                profile: int, server: int) -> dict[str, Any]:
     from temporalio.client import Client
 
     queue = f"bench-{engine}-{uuid.uuid4().hex[:8]}"
@@ -238,23 +238,26 @@ async def drive(engine: str, address: str, sequential: int, concurrent: int,
     try:
         for i in range(3):
             await runner.run(f"{prefix}warm-{i}")
-        cpu = _cpu_seconds(proc.pid)
+        cpu, cpu_server = _cpu_seconds(proc.pid), _cpu_seconds(server)
         times = []
         for i in range(sequential):
             start = time.perf_counter()
             await runner.run(f"{prefix}seq-{i}")
             times.append(time.perf_counter() - start)
         cpu_sequential = (_cpu_seconds(proc.pid) - cpu) / sequential
-        cpu = _cpu_seconds(proc.pid)
+        server_sequential = (_cpu_seconds(server) - cpu_server) / sequential
+        cpu, cpu_server = _cpu_seconds(proc.pid), _cpu_seconds(server)
         start = time.perf_counter()
         await asyncio.gather(*(runner.run(f"{prefix}con-{i}") for i in range(concurrent)))
         rate = concurrent / (time.perf_counter() - start)
         cpu_concurrent = (_cpu_seconds(proc.pid) - cpu) / concurrent
+        server_concurrent = (_cpu_seconds(server) - cpu_server) / concurrent
         histories = [await _history(client, f"{prefix}seq-{i}") for i in range(sequential)]
         histories += [await _history(client, f"{prefix}con-{i}") for i in range(concurrent)]
         result: dict[str, Any] = {
             "engine": engine, "latency": statistics.median(times), "rate": rate,
             "cpu_sequential": cpu_sequential, "cpu_concurrent": cpu_concurrent,
+            "server_sequential": server_sequential, "server_concurrent": server_concurrent,
             "events": sorted({h["events"] for h in histories}),
             "extra_events": _extra_events(histories),
             "odd_runs": sum(h["events"] != histories[0]["events"] for h in histories),
@@ -308,6 +311,21 @@ def _profile_summary(path: Path, runs: int, top: int = 12) -> dict[str, Any]:
     }
 
 
+def _server_pid() -> int:
+    """The dev server this process started (its only ``temporal`` child)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name, rest = stat.split("(", 1)[1].rsplit(")", 1)
+        if name == "temporal" and int(rest.split()[1]) == os.getpid():
+            return int(entry.name)
+    raise RuntimeError("the dev server's process was not found")
+
+
 # -- the main process -----------------------------------------------------------------------
 
 async def in_process(sequential: int) -> float:
@@ -324,14 +342,14 @@ async def in_process(sequential: int) -> float:
 
 
 def _drive_process(engine: str, address: str, args: argparse.Namespace,
-                   before: str | None) -> dict[str, Any]:
+                   before: str | None, server: int) -> dict[str, Any]:
     env = dict(os.environ)
     if engine == "before":
         assert before is not None
         env["BENCH_AGENTKIT_TREE"] = before
     command = [sys.executable, __file__, "--drive", engine, "--address", address,
                "--sequential", str(args.sequential), "--concurrent", str(args.concurrent),
-               "--profile", str(args.profile)]
+               "--profile", str(args.profile), "--server-pid", str(server)]
     done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=True)
     value: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return value
@@ -341,16 +359,21 @@ def _report(rows: dict[str, list[dict[str, Any]]], local: float, concurrent: int
     def med(engine: str, key: str) -> float:
         return statistics.median(r[key] for r in rows[engine])
 
-    bare = {k: med("bare", k) for k in ("latency", "rate", "cpu_sequential", "cpu_concurrent")}
+    keys = ("latency", "rate", "cpu_sequential", "cpu_concurrent", "server_sequential",
+            "server_concurrent")
+    bare = {k: med("bare", k) for k in keys}
     print(f"\nin-process run: {local * 1e3:.2f} ms\n")
     print(f"| engine | one run (median) | × bare | worker CPU per run, sequential | × bare "
           f"| worker CPU per run, {concurrent} at once | × bare | runs/s ({concurrent} at once) "
-          "| × bare | events per run |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| × bare | server CPU per run, sequential | × bare | server CPU per run, "
+          f"{concurrent} at once | × bare | events per run |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for engine, results in rows.items():
         cells = [f"{engine}"]
         for key, scale, unit in (("latency", 1e3, "ms"), ("cpu_sequential", 1e3, "ms"),
-                                 ("cpu_concurrent", 1e3, "ms"), ("rate", 1, "")):
+                                 ("cpu_concurrent", 1e3, "ms"), ("rate", 1, ""),
+                                 ("server_sequential", 1e3, "ms"),
+                                 ("server_concurrent", 1e3, "ms")):
             value = med(engine, key)
             cells.append(f"{value * scale:.1f} {unit}".strip())
             cells.append(f"{value / bare[key]:.2f}")
@@ -410,11 +433,12 @@ async def main(args: argparse.Namespace) -> None:
     rows: dict[str, list[dict[str, Any]]] = {e: [] for e in engines}
     try:
         address = env.client.service_client.config.target_host
+        server = _server_pid()
         for round_ in range(args.rounds):
             for engine in engines:  # interleaved, so the machine's load moves all alike
                 profile = args.profile if round_ == 0 else 0
                 rows[engine].append(_drive_process(engine, address, argparse.Namespace(
-                    **{**vars(args), "profile": profile}), args.before))
+                    **{**vars(args), "profile": profile}), args.before, server))
                 print(f"round {round_ + 1}, {engine}: {json.dumps(rows[engine][-1])[:300]}",
                       file=sys.stderr, flush=True)
     finally:
@@ -436,12 +460,14 @@ if __name__ == "__main__":
     parser.add_argument("--address", help=argparse.SUPPRESS)
     parser.add_argument("--queue", help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
+    parser.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         asyncio.run(worker(args.worker, args.address, args.queue, args.profile_out))
     elif args.drive:
         print(json.dumps(asyncio.run(drive(args.drive, args.address, args.sequential,
-                                           args.concurrent, args.profile))), flush=True)
+                                           args.concurrent, args.profile, args.server_pid))),
+              flush=True)
         os._exit(0)
     else:
         asyncio.run(main(args))

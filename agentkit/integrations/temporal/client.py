@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
@@ -44,15 +44,10 @@ from agentkit.integrations.temporal.workflow import (
 __all__ = ["TemporalAgents"]
 
 _ATTEMPTS = 20  # an update is retried past continue-as-new, never forever
-_MEMO = EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED
-_COMPLETED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED
-_CONTINUED = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
-_ENDED = frozenset({
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
-    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
-})
+_FIRST_LOOK = 0.2
+_LONGEST_LOOK = 2.0
+"""Seconds between looks at a running run's memo for a suspension: how late a
+suspension may be noticed (runs that end sooner are never looked at)."""
 
 
 class TemporalAgents:
@@ -149,39 +144,26 @@ class TemporalAgents:
     async def result(self, run_id: str) -> AgentResult:
         """The run's result once it completes or suspends (waiting until then).
 
-        It reads the run's history as it grows, which writes nothing to it: a run that
-        completes without waiting for a person has the same events whenever this is
-        called (an update would add a workflow task, or two, depending on when it
-        lands). Once the run has suspended, its result so far is asked for by update.
+        It waits for the run's close event (one long poll, which writes nothing to the
+        history), looking between waits of 0.2 s, doubling to 2 s, at the run's memo
+        for a suspension (a describe, also writing nothing). A run that completes
+        without waiting for a person thus has the same events whenever this is called
+        (an update would add a workflow task, or two, depending on when it landed);
+        once the run has suspended, its result so far is asked for by update.
         """
         handle = self.client.get_workflow_handle(run_id, result_type=str)
+        wait = _FIRST_LOOK
         while True:
-            async for event in handle.fetch_history_events(wait_new_event=True):
-                kind = event.event_type
-                if kind == _MEMO and SUSPENDED_MEMO in (
-                    event.workflow_properties_modified_event_attributes.upserted_memo.fields
-                ):
-                    # It waits for a person (or did, and was resumed since): the update
-                    # answers when it is next at rest.
-                    return await self._update(run_id, OUTCOME_UPDATE, None)
-                if kind == _COMPLETED:
-                    payloads = event.workflow_execution_completed_event_attributes.result
-                    (text,) = await self.client.data_converter.decode(
-                        payloads.payloads, [str]
-                    )
-                    return result_from(text)
-                if kind == _CONTINUED:
-                    following = event.workflow_execution_continued_as_new_event_attributes
-                    handle = self.client.get_workflow_handle(
-                        run_id, run_id=following.new_execution_run_id, result_type=str
-                    )
-                    break
-                if kind in _ENDED:
-                    return await self._final(handle)
-            else:
-                # The history ended open: a server that does not hold a history read
-                # open for new events (the time-skipping test server); ask by update.
+            try:
+                return await asyncio.wait_for(self._final(handle), wait)
+            except TimeoutError:
+                pass
+            described = await handle.describe()
+            if SUSPENDED_MEMO in await described.memo():
+                # It waits for a person (or did, and was resumed since): the update
+                # answers when it is next at rest.
                 return await self._update(run_id, OUTCOME_UPDATE, None)
+            wait = min(2 * wait, _LONGEST_LOOK)
 
     async def resume(self, run_id: str, decisions: Mapping[str, Any]) -> AgentResult:
         """Give a suspended run the human's decisions, per pending call id (as for
