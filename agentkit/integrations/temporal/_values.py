@@ -12,13 +12,18 @@ from agentkit.agents.outcomes import Answered, ToolJob, ToolOutcome
 from agentkit.agents.result import AgentResult
 from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.types import ChatRequest
+from agentkit.core.contracts.types import ChatRequest, Scope, ToolCall
 from agentkit.state.codec import dumps, loads, register
 
 __all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_SCOPE",
     "PayloadTooLarge",
     "RemoteError",
     "RunOptions",
+    "answer_fields",
+    "call_context",
+    "call_fields",
     "decision_fields",
     "invalid_decision",
     "job_fields",
@@ -185,15 +190,63 @@ def invalid_decision(fields: Mapping[str, Any]) -> InvalidDecision:
     )
 
 
-def job_fields(agent: str, job: ToolJob, limit: int) -> dict[str, Any]:
-    """A tool job as the tool activity's input. The fields a plain call needs are the
-    ones runs have always sent (recorded histories replay); what only a call that
-    waited for a person needs is added when it is set."""
-    fields: dict[str, Any] = {
-        "agent": agent, "run_id": job.run_id, "scope": job.scope,
-        "autonomy": str(job.autonomy),
-        "call": job.call, "arguments": job.arguments, "spent": job.spent, "limit": limit,
-    }
+DEFAULT_SCOPE = Scope(org_id=0, domain_id=0)
+"""The scope of a run started without one."""
+DEFAULT_LIMIT = RunOptions().max_payload_bytes
+"""The limit for jobs that do not name theirs."""
+_NOTHING_SPENT = (0, 0)
+
+
+def call_fields(
+    agent: str, run_id: str, workflow_id: str, scope: Scope, autonomy: str,
+    spent: tuple[int, int], limit: int,
+) -> dict[str, Any]:
+    """What every model and tool activity of a run is told about the run, leaving out
+    what the activity knows without being told (its workflow's id is the run's id) and
+    what is at its default, so each call's input is the call, not the run's settings
+    again: :func:`call_context` reads them back, defaults included (so the inputs of
+    runs that sent every field read the same)."""
+    fields: dict[str, Any] = {"agent": agent}
+    if run_id != workflow_id:
+        fields["run_id"] = run_id
+    if scope != DEFAULT_SCOPE:
+        fields["scope"] = scope
+    if autonomy != "auto":
+        fields["autonomy"] = autonomy
+    if spent != _NOTHING_SPENT:
+        fields["spent"] = spent
+    if limit != DEFAULT_LIMIT:
+        fields["limit"] = limit
+    return fields
+
+
+def call_context(
+    fields: Mapping[str, Any], workflow_id: str
+) -> tuple[str, Scope, str, tuple[int, int], int]:
+    """The run id, scope, autonomy, budget ledger and payload limit that
+    :func:`call_fields` describes."""
+    calls, nanos = fields.get("spent", _NOTHING_SPENT)
+    return (fields.get("run_id", workflow_id), fields.get("scope", DEFAULT_SCOPE),
+            str(fields.get("autonomy", "auto")), (calls, nanos),
+            fields.get("limit", DEFAULT_LIMIT))
+
+
+def answer_fields(fields: dict[str, Any], spent: tuple[int, int]) -> dict[str, Any]:
+    """An activity's answer with what it spent, unless nothing."""
+    if spent != _NOTHING_SPENT:
+        fields["spent"] = spent
+    return fields
+
+
+def job_fields(agent: str, job: ToolJob, limit: int, workflow_id: str) -> dict[str, Any]:
+    """A tool job as the tool activity's input: the call, and the arguments to run it
+    with only where a person edited them; what only a call that waited for a person
+    needs is added when it is set."""
+    fields = call_fields(agent, job.run_id, workflow_id, job.scope, str(job.autonomy),
+                         job.spent, limit)
+    fields["call"] = job.call
+    if job.arguments != job.call.arguments:
+        fields["arguments"] = job.arguments
     if job.answers:
         fields["answers"] = job.answers
     if job.wake is not None:
@@ -206,23 +259,29 @@ def job_fields(agent: str, job: ToolJob, limit: int) -> dict[str, Any]:
     return fields
 
 
-def job_from(fields: Mapping[str, Any], model: str) -> ToolJob:
+def job_from(fields: Mapping[str, Any], model: str, workflow_id: str) -> ToolJob:
     """The :class:`ToolJob` that :func:`job_fields` describes."""
-    calls, nanos = fields.get("spent", (0, 0))
+    run_id, scope, autonomy, spent, _ = call_context(fields, workflow_id)
+    call: ToolCall = fields["call"]
     return ToolJob(
-        fields["run_id"], f"{fields['run_id']}:{fields['agent']}", fields["scope"],
-        fields["autonomy"], fields["call"], fields["arguments"], model,
+        run_id, f"{run_id}:{fields['agent']}", scope, autonomy, call,
+        fields.get("arguments", call.arguments), model,
         fields.get("answers", FrozenDict()), fields.get("wake"),
         fields.get("decisions", FrozenDict()), note=fields.get("note", ""),
-        spent=(calls, nanos), timeout=fields.get("timeout"),
+        spent=spent, timeout=fields.get("timeout"),
     )
 
 
 def outcome_fields(outcome: ToolOutcome) -> dict[str, Any]:
-    """A tool outcome as the tool activity's answer (an answer as runs always sent it)."""
+    """A tool outcome as the tool activity's answer: an answer's content, and its
+    error flag and attachments when it has them."""
     if isinstance(outcome, Answered):
-        return {"content": outcome.content, "is_error": outcome.is_error,
-                "attachments": outcome.attachments}
+        fields: dict[str, Any] = {"content": outcome.content}
+        if outcome.is_error:
+            fields["is_error"] = True
+        if outcome.attachments:
+            fields["attachments"] = outcome.attachments
+        return fields
     return {outcome.kind: outcome}
 
 
@@ -232,4 +291,5 @@ def outcome_from(fields: Mapping[str, Any]) -> ToolOutcome:
         if kind in fields:
             outcome: ToolOutcome = fields[kind]
             return outcome
-    return Answered(fields["content"], fields["is_error"], tuple(fields.get("attachments", ())))
+    return Answered(fields["content"], fields.get("is_error", False),
+                    tuple(fields.get("attachments", ())))

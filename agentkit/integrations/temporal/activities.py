@@ -21,7 +21,8 @@ from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
 from agentkit.integrations.temporal._values import (
     PayloadTooLarge,
-    RunOptions,
+    answer_fields,
+    call_context,
     error_fields,
     job_from,
     outcome_fields,
@@ -43,9 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["AgentActivities", "run_budget", "run_context"]
 
 T = TypeVar("T")
-
-_LIMIT = RunOptions().max_payload_bytes
-"""The limit for jobs scheduled before runs named theirs."""
 
 
 def _spent_since(budget: BudgetLedger | None, spent: tuple[int, int]) -> tuple[int, int]:
@@ -69,6 +67,12 @@ def run_context(
         run_id, scope=scope, autonomy=autonomy, budget=run_budget(base.budget, spent),
         cancel=CancelToken(), depth=0,
     )
+
+
+def _workflow_id() -> str:
+    """The id of the workflow that scheduled this activity: the run's id, which a job
+    leaves out when it is that."""
+    return activity.info().workflow_id or ""
 
 
 async def _in_span(ctx: RunContext, what: str, work: Awaitable[T]) -> T:
@@ -96,9 +100,12 @@ async def _heartbeating(work: Awaitable[T]) -> T:
     interval = max(timeout.total_seconds() / 3, 0.05)
 
     async def beat() -> None:
+        # The first beat after one interval, not at once: the activity's start already
+        # told Temporal the worker is alive, and most calls end before a beat is due,
+        # so they make no heartbeat request at all.
         while True:
-            activity.heartbeat()
             await asyncio.sleep(interval)
+            activity.heartbeat()
 
     beating = asyncio.ensure_future(beat())
     try:
@@ -138,32 +145,28 @@ class AgentActivities:
             )
         return agent
 
-    def _ctx(self, job: Mapping[str, Any]) -> tuple[RunContext, tuple[int, int]]:
-        calls, nanos = job.get("spent", (0, 0))
-        spent = (calls, nanos)
-        return run_context(self.base, job["run_id"], job["scope"], job["autonomy"],
-                           spent), spent
-
     @activity.defn(name=MODEL_ACTIVITY)
     async def model_call(self, payload: str) -> str:
         job = unpack(payload, "model call")
         self._agent(job["agent"])
-        ctx, spent = self._ctx(job)
+        run_id, scope, autonomy, spent, limit = call_context(job, _workflow_id())
+        ctx = run_context(self.base, run_id, scope, autonomy, spent)
         request: ChatRequest = job["request"]
         try:
             result: LLMResult = await _in_span(
                 ctx, f"model_call {request.model}", ctx.invoker.chat(request, ctx)
             )
         except RunError as exc:
-            return pack({"stop": error_fields(exc), "spent": _spent_since(ctx.budget, spent)})
+            return pack(answer_fields({"stop": error_fields(exc)},
+                                      _spent_since(ctx.budget, spent)))
         used = _spent_since(ctx.budget, spent)
         try:
-            return pack_within({"result": result, "spent": used}, job.get("limit", _LIMIT),
+            return pack_within(answer_fields({"result": result}, used), limit,
                                ctx.correlation_id,
                                f"the answer of a call to model {request.model!r}")
         except PayloadTooLarge as exc:
             # Final, not transient: the same answer would be refused on every attempt.
-            return pack({"stop": error_fields(exc), "spent": used})
+            return pack(answer_fields({"stop": error_fields(exc)}, used))
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
@@ -177,21 +180,22 @@ class AgentActivities:
             raise ApplicationError(
                 f"agent {agent.name!r} has no tools", type="NoTools", non_retryable=True
             )
-        job = job_from(given, agent.model)
+        workflow_id = _workflow_id()
+        job = job_from(given, agent.model, workflow_id)
         ctx = run_context(self.base, job.run_id, job.scope, job.autonomy, job.spent)
         outcome = await _in_span(
             ctx, f"tool_call {job.call.name}", execute_tool_call(ctx, job, registry)
         )
         spent = _spent_since(ctx.budget, job.spent)
         if isinstance(outcome, Stopped):
-            return pack({"stop": error_fields(outcome.error), "spent": spent})
-        limit = given.get("limit", _LIMIT)
-        text = pack({**outcome_fields(outcome), "spent": spent})
+            return pack(answer_fields({"stop": error_fields(outcome.error)}, spent))
+        limit = call_context(given, workflow_id)[4]
+        text = pack(answer_fields(outcome_fields(outcome), spent))
         if len(text) <= limit:
             return text
         # The call ran: say so, so it is neither retried nor reported as unknown.
         too_large = Answered(_too_large(job.call.name, len(text), limit), True)
-        return pack({**outcome_fields(too_large), "spent": spent})
+        return pack(answer_fields(outcome_fields(too_large), spent))
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:

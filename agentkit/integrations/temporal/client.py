@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -38,12 +39,17 @@ from agentkit.integrations.temporal.workflow import (
     OUTCOME_UPDATE,
     PENDING_QUERY,
     RESUME_UPDATE,
+    SUSPENDED_MEMO,
     WORKFLOW,
 )
 
 __all__ = ["TemporalAgents"]
 
 _ATTEMPTS = 20  # an update is retried past continue-as-new, never forever
+_FIRST_LOOK = 0.2
+_LONGEST_LOOK = 2.0
+"""Seconds between looks at a running run's memo for a suspension: how late a
+suspension may be noticed (runs that end sooner are never looked at)."""
 
 
 class TemporalAgents:
@@ -138,8 +144,28 @@ class TemporalAgents:
         return run_id
 
     async def result(self, run_id: str) -> AgentResult:
-        """The run's result once it completes or suspends (waiting until then)."""
-        return await self._update(run_id, OUTCOME_UPDATE, None)
+        """The run's result once it completes or suspends (waiting until then).
+
+        It waits for the run's close event (one long poll, which writes nothing to the
+        history), looking between waits of 0.2 s, doubling to 2 s, at the run's memo
+        for a suspension (a describe, also writing nothing). A run that completes
+        without waiting for a person thus has the same events whenever this is called
+        (an update would add a workflow task, or two, depending on when it landed);
+        once the run has suspended, its result so far is asked for by update.
+        """
+        handle = self.client.get_workflow_handle(run_id, result_type=str)
+        wait = _FIRST_LOOK
+        while True:
+            try:
+                return await asyncio.wait_for(self._final(handle), wait)
+            except TimeoutError:
+                pass
+            described = await handle.describe()
+            if SUSPENDED_MEMO in await described.memo():
+                # It waits for a person (or did, and was resumed since): the update
+                # answers when it is next at rest.
+                return await self._update(run_id, OUTCOME_UPDATE, None)
+            wait = min(2 * wait, _LONGEST_LOOK)
 
     async def resume(self, run_id: str, decisions: Mapping[str, Any]) -> AgentResult:
         """Give a suspended run the human's decisions, per pending call id (as for

@@ -39,6 +39,7 @@ from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.integrations.temporal._values import (
     RunOptions,
+    call_fields,
     decision_fields,
     error_from,
     job_fields,
@@ -66,6 +67,9 @@ SESSION_COMMIT_ACTIVITY = "agentkit.session_commit"
 OUTCOME_UPDATE = "agentkit.outcome"
 RESUME_UPDATE = "agentkit.resume"
 PENDING_QUERY = "agentkit.pending"
+SUSPENDED_MEMO = "agentkit.suspended"
+"""The memo (and patch id) a run upserts each time it suspends: the count of results
+it has settled so far."""
 
 # The agents each task queue's worker hosts, and the latest hosted under each name (for
 # a Replayer, whose workflows run outside any task queue). This module is passed through
@@ -149,11 +153,12 @@ class TemporalEffects:
         steps = self.last.steps if self.last is not None else 0
         # Checked here, in workflow code: a command Temporal refuses fails the workflow
         # task, which is retried for ever; a run that stops answers.
+        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
+                             ctx.scope, ctx.autonomy.value, self.spent,
+                             options.max_payload_bytes)
+        fields["request"] = request
         payload = pack_within(
-            {"agent": self.agent.name, "run_id": ctx.correlation_id, "scope": ctx.scope,
-             "autonomy": ctx.autonomy.value, "request": request, "spent": self.spent,
-             "limit": options.max_payload_bytes},
-            options.max_payload_bytes, ctx.correlation_id,
+            fields, options.max_payload_bytes, ctx.correlation_id,
             f"the input of model call {steps + 1}",
         )
         text = await workflow.execute_activity(
@@ -189,7 +194,7 @@ class TemporalEffects:
             options.tool_timeout, limit + options.heartbeat_timeout)
         payload = pack_within(
             job_fields(self.agent.name, replace(job, spent=self.spent),
-                       options.max_payload_bytes),
+                       options.max_payload_bytes, self.ctx.correlation_id),
             options.max_payload_bytes, job.run_id,
             f"the input of tool call {call.id!r} ({call.name!r})",
         )
@@ -308,6 +313,12 @@ class AgentWorkflow:
                     await workflow.wait_condition(workflow.all_handlers_finished)
                     return result_to(result)
                 self._waiting = True
+                if workflow.patched(SUSPENDED_MEMO):
+                    # The one sign of a suspension in the history, for a client that
+                    # waits by reading it (TemporalAgents.result) rather than by an
+                    # update, which would add events to every run. Histories recorded
+                    # before it replay without it.
+                    workflow.upsert_memo({SUSPENDED_MEMO: self._settled})
                 await workflow.wait_condition(lambda: self._decisions is not None)
                 decisions, self._decisions = self._decisions, None
                 self._waiting = False
