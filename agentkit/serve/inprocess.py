@@ -42,6 +42,9 @@ class InProcessEngine:
     def __init__(self) -> None:
         self._tasks: dict[str, asyncio.Task[AgentResult | None]] = {}
         self._cancels: dict[str, CancelToken] = {}
+        # The recorders of the runs this server advances now: their spans so far are
+        # the trace a reader sees while the run runs (the store has it once it stops).
+        self._recorders: dict[str, TraceRecorder] = {}
         self._runs: Host | None = None
 
     def bind(self, runs: Host) -> None:
@@ -72,6 +75,7 @@ class InProcessEngine:
                cancel: CancelToken) -> None:
         log = self.runs.event_log(run_id)
         store = self.runs.store
+        self._recorders[run_id] = recorder
 
         async def drive() -> AgentResult | None:
             try:
@@ -85,6 +89,8 @@ class InProcessEngine:
             finally:
                 with contextlib.suppress(Exception):
                     await save_trace(store, recorder.trace())
+                if self._recorders.get(run_id) is recorder:
+                    del self._recorders[run_id]
             if result is None:  # not this server's to advance: it keeps no log of it
                 self.runs.drop_log(run_id)
                 return None
@@ -175,6 +181,9 @@ class InProcessEngine:
             await asyncio.shield(task)
 
     async def trace(self, run_id: str) -> RunTrace:
+        live = self._recorders.get(run_id)
+        if live is not None:
+            return live.trace()
         return await load_trace(self.runs.store, run_id) or RunTrace(run_id=run_id)
 
     async def startup(self) -> int:

@@ -30,6 +30,7 @@ from agentkit.core.contracts.state_errors import CheckpointCorrupt
 from agentkit.core.contracts.types import Scope
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.serve.access import Principal
+from agentkit.serve.decision_audit import audit_cancel, audit_decisions
 from agentkit.serve.edits import edit_problems
 from agentkit.serve.engine import Engine, ServeError, StartRequest
 from agentkit.serve.inprocess import InProcessEngine
@@ -276,6 +277,7 @@ class ServedRuns:
         for call_id, decision in decisions.items():
             await self.store.append(_decision_log(run_id), RecordedDecision(
                 call_id=call_id, decision=decision, by=principal.name, at=now))
+        await audit_decisions(self.base, record, decisions, principal.name, now)
         return await self.record(run_id, principal)
 
     async def cancel(self, run_id: str, principal: Principal) -> RunRecord:
@@ -289,6 +291,7 @@ class ServedRuns:
         except RunNotResumable as error:
             raise ServeError(409, "not_cancellable", f"run {run_id!r} cannot be cancelled: "
                              f"{error.reason}") from None
+        await audit_cancel(self.base, record, principal.name, time.time())
         return await self.record(run_id, principal)
 
     async def events(

@@ -29,6 +29,7 @@ AGENTKIT_TYPES: dict[str, tuple[str, str]] = {
     "agentkit.Audio": ("agentkit.core.contracts.media", "Audio"),
     "agentkit.File": ("agentkit.core.contracts.media", "File"),
     "agentkit.AuditRecord": ("agentkit.core.policies.audit", "AuditRecord"),
+    "agentkit.DecisionRecord": ("agentkit.core.policies.audit", "DecisionRecord"),
     "agentkit.GuardrailTrip": ("agentkit.core.guardrails.running", "GuardrailTrip"),
     "agentkit.GuardrailRecord": ("agentkit.core.guardrails.tripped", "GuardrailRecord"),
     "agentkit.Suspended": ("agentkit.agents.result", "Suspended"),

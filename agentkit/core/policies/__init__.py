@@ -6,7 +6,7 @@ from agentkit.core.contracts.errors import (
     UnpricedModel,
     is_transient,
 )
-from agentkit.core.policies.audit import AuditRecord, audit, audit_log_of
+from agentkit.core.policies.audit import AuditRecord, DecisionRecord, audit, audit_log_of
 from agentkit.core.policies.budget import Budget
 from agentkit.core.policies.chains import default_chat_chain, default_tool_chain
 from agentkit.core.policies.circuit import CircuitOpen, circuit_breaker
@@ -24,6 +24,7 @@ __all__ = [
     "Budget",
     "BudgetExceeded",
     "CircuitOpen",
+    "DecisionRecord",
     "EgressRefused",
     "ModelPrice",
     "PriceTable",

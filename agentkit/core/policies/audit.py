@@ -24,7 +24,7 @@ from agentkit.core.contracts.ports import Context, Store
 from agentkit.core.contracts.types import ToolRequest, Waiting
 from agentkit.core.policies._keys import hash_arguments, hash_value
 
-__all__ = ["AuditRecord", "audit", "audit_log_of"]
+__all__ = ["AuditRecord", "DecisionRecord", "audit", "audit_log_of"]
 
 _log = logging.getLogger("agentkit.audit")
 
@@ -63,6 +63,28 @@ class AuditRecord:
     side_effecting: bool | None = field(default=None, kw_only=True)
     """Whether the call was declared side-effecting (by the request or the tool); None
     in records written before agentkit recorded it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionRecord:
+    """A person's decision on a run, in the audit log beside its tool-call records: who
+    decided (or cancelled) what, and when. Written where a decision is accepted, so a
+    decision that lost (409) or was refused (422) has none."""
+
+    run_id: str
+    """The run decided on."""
+    scope: str
+    """The run's tenant, as ``Scope.key()``."""
+    call_id: str | None
+    """The path id decided (``"c1/s3"`` for a sub-run's call); None for a cancel."""
+    kind: str
+    """``approve``, ``reject``, ``edit``, ``answer``, ``elicitation``, ``sub_run`` (the
+    decisions for a sub-run's calls, given as one mapping) or ``cancel``."""
+    by: str
+    """The name of the principal who decided."""
+    time: float
+    """When it was accepted, in seconds since the epoch (the run's decision log says
+    the same time)."""
 
 
 def audit(

@@ -1,0 +1,82 @@
+"""Issue 23: every accepted decision (and a cancel) is in audit()'s log with the deciding
+principal's name, beside the run's own decision log, on both engines."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx2
+
+from agentkit.core.policies import audit, tracing
+from agentkit.core.policies.audit import DecisionRecord
+from agentkit.core.testing import make_test_ctx
+from tests.serve.served import HOME, TOKENS, ByTask, Shop, bearer, refund_turns, served
+from tests.serve.test_api import (  # noqa: F401  (the fixtures, on every backend)
+    MakeApp,
+    backend,
+    make_app,
+    sse,
+    store,
+)
+
+ANA = bearer("tok-ana")
+
+
+def audited(llm: Any, kept: Any) -> Any:
+    return lambda: make_test_ctx(llm=llm, store=kept, autonomy="gated", scope=HOME,
+                                 tool_middleware=[tracing(), audit()],
+                                 chat_middleware=[tracing()])
+
+
+def decisions_in(records: list[Any]) -> list[tuple[str, str | None, str, str]]:
+    return [(r.run_id, r.call_id, r.kind, r.by) for r in records
+            if isinstance(r, DecisionRecord)]
+
+
+async def test_the_winning_decision_is_in_the_audit_log_and_the_losing_one_is_not(
+    store: Any, make_app: MakeApp  # noqa: F811
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = await make_app([shop.support], context=audited(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        body = {"decisions": {"c1": "approve"}}
+        first, second = await asyncio.gather(
+            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
+            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
+        )
+        assert sorted([first.status_code, second.status_code]) == [202, 409]
+        suspended = await sse(http, "/v1/runs/r1/events")
+        await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
+        run = (await http.get("/v1/runs/r1", headers=ANA)).json()
+        assert [(d["call_id"], d["decision"], d["by"]) for d in run["decisions"]] == [
+            ("c1", "approve", "ana")]
+    records = await store.list("audit")
+    assert decisions_in(records) == [("r1", "c1", "approve", "ana")]
+    [decided] = [r for r in records if isinstance(r, DecisionRecord)]
+    assert (decided.scope, decided.time) == (HOME.key(), run["decisions"][0]["at"])
+    # Beside the refund the decision let run (a gated call waits before audit() sees it).
+    assert sorted((type(r).__name__, r.call_id) for r in records) == [
+        ("AuditRecord", "c1"), ("DecisionRecord", "c1")]
+
+
+async def test_a_cancel_is_in_the_audit_log_with_who_cancelled(
+    store: Any, make_app: MakeApp  # noqa: F811
+) -> None:
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = await make_app([shop.support], context=audited(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
+                        "wait": True}, headers=ANA)
+        cancelled = await http.post("/v1/runs/r1/cancel", headers=ANA)
+        assert cancelled.status_code == 202
+        again = await http.post("/v1/runs/r1/cancel", headers=ANA)
+        assert again.status_code == 409
+        late = await http.post("/v1/runs/r1/decisions", json={"decisions": {"c1": "approve"}},
+                               headers=ANA)
+        assert late.status_code == 409
+    assert decisions_in(await store.list("audit")) == [("r1", None, "cancel", "ana")]
