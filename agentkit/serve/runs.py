@@ -51,6 +51,8 @@ class EventLog:
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self._changed = asyncio.Event()
+        self.dropped = False
+        """Set when this process stops following the run (it is another's to advance)."""
 
     def add(self, event: AgentEvent) -> None:
         self.add_data(event_data(event))
@@ -60,8 +62,15 @@ class EventLog:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
+    def drop(self) -> None:
+        """No more events come here: readers waiting for them stop waiting."""
+        self.dropped = True
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
     async def after(self, last: int) -> AsyncIterator[tuple[int, dict[str, Any]]]:
-        """The events after number ``last``, as they come, up to the next final event."""
+        """The events after number ``last``, as they come, up to the next final event
+        (or until the log is dropped)."""
         at = max(last, 0)
         while True:
             while at < len(self.events):
@@ -70,6 +79,8 @@ class EventLog:
                 yield at, data
                 if data["kind"] == "final":
                     return
+            if self.dropped:
+                return
             await self._changed.wait()
 
 
@@ -193,8 +204,11 @@ class ServedRuns:
         return log
 
     def drop_log(self, run_id: str) -> None:
-        """Forget the run's event log (the run is not this server's to follow)."""
-        self._logs.pop(run_id, None)
+        """Forget the run's event log (the run is not this server's to follow); its
+        readers are told where the run stands."""
+        log = self._logs.pop(run_id, None)
+        if log is not None:
+            log.drop()
 
     async def start(self, request: StartRequest, principal: Principal) -> tuple[RunRecord, bool]:
         """Start a run on the engine: ``(record, started)``; a run id already
@@ -302,7 +316,20 @@ class ServedRuns:
         log = self._logs.get(run_id)
         if log is None:
             return _settled(record)
-        return log.after(last)
+        return self._follow(run_id, log, last)
+
+    async def _follow(
+        self, run_id: str, log: EventLog, last: int
+    ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+        async for item in log.after(last):
+            yield item
+            if item[1]["kind"] == "final":
+                return
+        # The log was dropped under its readers (say, a recovery this server tried found
+        # the run alive on another): they end on where the run stands, not wait for ever.
+        record = await self.store.get_run(run_id)
+        if record is not None:
+            yield len(log.events) + 1, settled_data(record)
 
     def last_event(self, run_id: str) -> int:
         """The number of the run's last event in this process's log (0 when it keeps
@@ -319,10 +346,14 @@ class ServedRuns:
         await self.engine.close()
 
 
+def settled_data(record: RunRecord) -> dict[str, Any]:
+    """Where a run stands, as the event a process that does not follow it can give."""
+    if record.status in TERMINAL or record.status == "suspended":
+        return {"kind": "final", "stop_reason": record.stop_reason or record.status,
+                "output": record.output, "status": record.status}
+    return {"kind": "status", "status": record.status}
+
+
 async def _settled(record: RunRecord) -> AsyncIterator[tuple[int, dict[str, Any]]]:
     """The one event of a run this process holds no log for: where it stands."""
-    if record.status in TERMINAL or record.status == "suspended":
-        yield 1, {"kind": "final", "stop_reason": record.stop_reason or record.status,
-                  "output": record.output, "status": record.status}
-    else:
-        yield 1, {"kind": "status", "status": record.status}
+    yield 1, settled_data(record)
