@@ -150,9 +150,12 @@ class Invoker:
         :class:`~agentkit.core.contracts.types.Waiting` when the call waits for a person."""
         return await self._tool(request, ctx)
 
-    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
-        """Run ``request`` through the chat chain; the innermost step is ``ctx.llm.chat``."""
-        return await self._chat(request, ctx)
+    def chat(self, request: ChatRequest, ctx: Context) -> Awaitable[LLMResult]:
+        """Run ``request`` through the chat chain; the innermost step is ``ctx.llm.chat``.
+
+        Returns the chain's awaitable (await it), not a coroutine around it: a frame
+        less on every model call in flight."""
+        return self._chat(request, ctx)
 
     async def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:
         """Stream a model call.
