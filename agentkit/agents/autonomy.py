@@ -29,7 +29,8 @@ def should_gate(autonomy: Autonomy | str, requires_approval: bool, key_step: boo
     An author's ``requires_approval=True`` is honoured at every tier: autonomy only adds
     gating, it never removes it.
     """
-    tier = Autonomy(autonomy)
+    # An Autonomy already is one; only a str goes through the enum's (slow) lookup.
+    tier = autonomy if type(autonomy) is Autonomy else Autonomy(autonomy)
     if requires_approval:
         return True
     if tier is Autonomy.MANUAL:

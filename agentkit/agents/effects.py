@@ -18,7 +18,7 @@ once the run's checkpoint holds the answer.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -73,7 +73,7 @@ __all__ = [
 class Effects(Protocol):
     """How a run's decisions are carried out."""
 
-    async def call_model(self, request: ChatRequest) -> LLMResult:
+    def call_model(self, request: ChatRequest) -> Awaitable[LLMResult]:
         """One model call; streamed text goes to the run's event sink."""
         ...
 
@@ -197,16 +197,22 @@ class InProcessEffects:
         self.registry = registry
         self.sink = sink
 
-    async def call_model(self, request: ChatRequest) -> LLMResult:
-        ctx = self.ctx
+    def call_model(self, request: ChatRequest) -> Awaitable[LLMResult]:
+        # Without a sink the chain's own awaitable is handed back, not a coroutine
+        # around it: a frame less on every model call in flight.
         if self.sink is None:
-            return await ctx.invoker.chat(request, ctx)
+            return self.ctx.invoker.chat(request, self.ctx)
+        return self._streamed(request, self.sink)
+
+    async def _streamed(
+        self, request: ChatRequest, sink: Callable[[AgentEvent], None]
+    ) -> LLMResult:
         result: LLMResult | None = None
-        async for event in ctx.invoker.stream(request, ctx):
+        async for event in self.ctx.invoker.stream(request, self.ctx):
             if isinstance(event, TextDelta):
-                self.sink(TextDeltaEvent(event.text))
+                sink(TextDeltaEvent(event.text))
             elif isinstance(event, ReasoningDelta):
-                self.sink(ReasoningDeltaEvent(event.text))
+                sink(ReasoningDeltaEvent(event.text))
             elif isinstance(event, LLMResult):
                 result = event
         if result is None:

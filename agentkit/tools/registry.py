@@ -100,10 +100,12 @@ class ToolRegistry:
     a silent swap would change what runs behind a name the model already knows.
     """
 
-    __slots__ = ("_tools",)
+    __slots__ = ("_schemas", "_tools")
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        # schemas() is asked on every model call of a run; kept until a registration.
+        self._schemas: tuple[ToolSchema, ...] | None = None
 
     @classmethod
     def from_tools(cls, tools: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
@@ -126,6 +128,7 @@ class ToolRegistry:
                 "Pass replace=True to swap deliberately."
             )
         self._tools[registered.name] = registered
+        self._schemas = None
         return registered
 
     def get(self, name: str) -> Tool:
@@ -138,11 +141,13 @@ class ToolRegistry:
     def schemas(self) -> tuple[ToolSchema, ...]:
         """The advertised schemas in name order (a stable, cacheable prompt prefix);
         tools whose schema is None are callable but not listed."""
-        return tuple(
-            schema
-            for name in sorted(self._tools)
-            if (schema := self._tools[name].schema) is not None
-        )
+        if self._schemas is None:
+            self._schemas = tuple(
+                schema
+                for name in sorted(self._tools)
+                if (schema := self._tools[name].schema) is not None
+            )
+        return self._schemas
 
     def requires_approval(self, name: str) -> bool:
         """True when the tool called ``name`` declares ``requires_approval=True``."""

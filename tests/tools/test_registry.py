@@ -193,6 +193,21 @@ async def test_replace_true_swaps_deliberately(ctx: RunContext) -> None:
     assert [s.name for s in registry.schemas()] == ["forecast"]
 
 
+def test_schemas_asked_before_a_registration_include_it_after() -> None:
+    @tool(side_effecting=False, name="forecast")
+    def stormy(city: str) -> str:
+        """Return a short weather forecast that is always stormy, for tests."""
+        return "stormy"
+
+    registry = ToolRegistry.from_tools([forecast])
+    assert registry.schemas() == (forecast.schema,)
+
+    registry.register(DuckTool())
+    assert [s.name for s in registry.schemas()] == ["duck", "forecast"]
+    registry.register(stormy, replace=True)
+    assert registry.schemas() == (DuckTool.schema, stormy.schema)
+
+
 # -- lookup --------------------------------------------------------------------------
 
 

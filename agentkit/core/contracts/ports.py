@@ -274,8 +274,8 @@ class ToolInvoker(Protocol):
         its ``Waiting`` value."""
         ...
 
-    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
-        """Run ``request`` through the chat chain to the model."""
+    def chat(self, request: ChatRequest, ctx: Context) -> Awaitable[LLMResult]:
+        """Run ``request`` through the chat chain to the model (an awaitable)."""
         ...
 
     def stream(self, request: ChatRequest, ctx: Context) -> AsyncIterator[StreamEvent]:

@@ -93,7 +93,16 @@ class FakeLLM:
         self._turns: tuple[Turn, ...] = tuple(turns)
         self._next = 0
         self.requests: list[ChatRequest] = []
-        self.in_flight = asyncio.Event()
+        self._in_flight: asyncio.Event | None = None
+
+    @property
+    def in_flight(self) -> asyncio.Event:
+        """Set once a ``Turn(held=True)`` call is waiting to be cancelled."""
+        # Made on first use: an Event holds a deque (~0.7 KB), and most fakes never
+        # hold a call, so one per model would be 0.7 KB on every in-flight test run.
+        if self._in_flight is None:
+            self._in_flight = asyncio.Event()
+        return self._in_flight
 
     @classmethod
     def script(cls, turns: Iterable[Turn]) -> FakeLLM:
