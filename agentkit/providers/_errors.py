@@ -252,7 +252,8 @@ def as_provider_error(
     if "BotoCoreError" in names or "ClientError" in names or names & _BOTOCORE_GARBLED:
         return _from_botocore(error, names, provider, request_id)
     status = getattr(error, "status_code", None)
-    message = _bounded(getattr(error, "message", None) or str(error))
+    message = _bounded(_body_message(getattr(error, "body", None))
+                       or getattr(error, "message", None) or str(error))
     request_id = getattr(error, "request_id", None) or request_id
     if names & {"APITimeoutError", "TimeoutException"}:
         return ProviderError(
@@ -283,6 +284,19 @@ def as_provider_error(
             provider=provider, transient=False, kind="error", request_id=request_id,
         )
     return None
+
+
+def _body_message(body: object) -> str | None:
+    """The provider's own words from an error body (``{"error": {"message": ...,
+    "type": ...}}``, Anthropic's and OpenAI's envelope), so that a message says the
+    same whichever version of the SDK raised it; None for any other body."""
+    error = body.get("error") if isinstance(body, Mapping) else None
+    if isinstance(error, Mapping):
+        body = error
+    if not isinstance(body, Mapping) or not isinstance(body.get("message"), str):
+        return None
+    kind = body.get("type") or body.get("code")
+    return f"{body['message']} ({kind})" if isinstance(kind, str) and kind else body["message"]
 
 
 def status_error(
