@@ -18,13 +18,7 @@ from agentkit.agents.autonomy import key_step
 from agentkit.agents.decisions import checked, routed
 from agentkit.agents.intents import Intent, intent_key, settle, start_intent
 from agentkit.agents.lifecycle import claim_checkpoint, load_checkpoint
-from agentkit.agents.nested import (
-    SubRunSuspended,
-    calling,
-    left_call,
-    run_delegated,
-    suspension,
-)
+from agentkit.agents.nested import SubRunSuspended, calling, left_call, run_delegated, suspension
 from agentkit.agents.result import Suspended
 from agentkit.agents.run_state import SubRun
 from agentkit.agents.workflow_state import (
@@ -35,17 +29,12 @@ from agentkit.agents.workflow_state import (
     _Node,
     _State,
 )
-from agentkit.core.contracts.errors import (
-    RunNotResumable,
-)
+from agentkit.core.contracts.errors import RunCancelled, RunNotResumable
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.ports import Checkpointer, Tool
 from agentkit.core.contracts.types import ToolCall, ToolRequest, Usage
 from agentkit.core.runtime.context import RunContext
-from agentkit.state.checkpoints.store_checkpointer import (
-    checkpointer_for,
-    missing_checkpoint_hint,
-)
+from agentkit.state.checkpoints.store_checkpointer import checkpointer_for, missing_checkpoint_hint
 
 __all__ = ["Workflow", "WorkflowError", "WorkflowResult"]
 
@@ -355,7 +344,11 @@ class _Execution:
     async def go(self) -> WorkflowResult:
         limit = asyncio.Semaphore(self.wf.max_concurrency)
         while True:
-            self.ctx.check_cancelled()
+            if self.ctx.cancel.cancelled:
+                # A safe point: what finished is checkpointed, and the end is final (no
+                # resume or recover takes a cancelled run up again).
+                await self.save("cancelled")
+                return self.result("cancelled")
             ready, gates = self._ready()
             if not ready:
                 break
@@ -374,11 +367,15 @@ class _Execution:
             suspended = self.wf._suspension(self.ctx.correlation_id, state)
         else:
             await self.save("complete")
+        return self.result("suspended" if suspended else "complete", suspended)
+
+    def result(self, stop_reason: Literal["complete", "suspended", "cancelled"],
+               suspended: Suspended | None = None) -> WorkflowResult:
         outputs = {k: v for k, v in self.outputs.items() if k != "task"}
         return WorkflowResult(
             outputs=FrozenDict(outputs),
             usage=self.usage,
-            stop_reason="suspended" if suspended else "complete",
+            stop_reason=stop_reason,
             evals=FrozenDict({"suspended": suspended} if suspended else {}),
             skipped=tuple(self.skipped),
             terminal=self.wf.terminal,
@@ -436,6 +433,10 @@ class _Execution:
                 return
             except (asyncio.CancelledError, WorkflowError):
                 raise
+            except RunCancelled as exc:
+                if self.ctx.cancel.cancelled:
+                    return  # stopped by the run's cancel: unfinished, as the run ends
+                raise WorkflowError(self.wf.name, node.name, f"RunCancelled: {exc}") from exc
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 raise WorkflowError(self.wf.name, node.name, reason) from exc
@@ -477,6 +478,8 @@ class _Execution:
         usage = getattr(result, "usage", None)
         if isinstance(usage, Usage):
             self.usage = self.usage + usage
+        if getattr(result, "stop_reason", "complete") == "cancelled":
+            raise RunCancelled(self.ctx.cancel.reason or "cancelled")
         if getattr(result, "stop_reason", "complete") == "suspended":
             raise WorkflowError(
                 self.wf.name, node.name,

@@ -50,7 +50,8 @@ class WorkflowResult:
     usage: Usage = field(default_factory=Usage)
     """Usage of every agent step."""
     stop_reason: Literal["complete", "suspended", "cancelled"] = "complete"
-    """``complete``, or ``suspended`` at a human gate."""
+    """``complete``, ``suspended`` at a human gate, or ``cancelled`` (its cancel token was
+    set: it stopped before its next step; or it was cancelled while suspended)."""
     evals: Mapping[str, Any] = field(default_factory=FrozenDict)
     """``"suspended"`` holds a :class:`Suspended` whose pending calls are the gates."""
     skipped: tuple[str, ...] = ()

@@ -9,7 +9,12 @@ as the JSON API's routes are, behind the same Host/Origin check and bearer token
   a new one when none is given) and, unless ``configuration.returnImmediately``, answers
   once the run completes, fails or waits for a person; with the ``taskId`` of a waiting
   task, it carries the decisions (a data part ``{"decisions": {...}}``, or plain text
-  answering the one question a task asks) and resumes the run.
+  answering the one question a task asks) and resumes the run. The run id of a start
+  is derived from the message's ``messageId`` (with the agent and the principal), so a
+  retried message is the same task, never a second run.
+* A task's ``history`` is its run's messages (the user's as ``ROLE_USER``, the model's,
+  its tool calls and their results as ``ROLE_AGENT``), the last ``historyLength`` of
+  them when the request gives one.
 * ``SendStreamingMessage`` does the same and streams the task, its text as ``output``
   artifact chunks, its tool calls as ``working`` status updates, and its last state.
 * ``GetTask``, ``CancelTask`` (the run stops at its next safe point; the answer comes
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -51,6 +57,7 @@ from agentkit.integrations.a2a.protocol import (
 from agentkit.serve.a2a_tasks import (
     A2ASkill,
     agent_card,
+    history_data,
     output_artifact,
     reply_hint,
     status_data,
@@ -115,10 +122,20 @@ class _Call:
                             f"{self.agent!r}")
         return record
 
+    async def task_data(self, record: RunRecord, limit: int | None) -> dict[str, Any]:
+        """The run as a Task, with the last ``limit`` messages of its run (all for None)."""
+        history: list[dict[str, Any]] = []
+        if limit != 0:
+            state = await self.runs.state(record.run_id, self.principal)
+            if state is not None:
+                history = history_data(record, state.messages, state.history_len, limit)
+        return task_data(record, history)
+
     # -- methods ------------------------------------------------------------------------
 
     async def get(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return task_data(await self.record(params))
+        return await self.task_data(await self.record(params),
+                                    _history_length(params.get("historyLength")))
 
     async def cancel(self, params: Mapping[str, Any]) -> dict[str, Any]:
         record = await self.record(params)
@@ -129,7 +146,7 @@ class _Call:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.runs.wait(record.run_id, self.principal),
                                    CANCEL_GRACE)
-        return task_data(await self.task(record.run_id))
+        return await self.task_data(await self.task(record.run_id), None)
 
     async def send(self, params: Mapping[str, Any]) -> tuple[RunRecord, int]:
         """Start or resume the run a message is for: its record, and the number of
@@ -148,21 +165,32 @@ class _Call:
         except PartError as error:
             raise _RpcError(INVALID_PARAMS, str(error)) from None
         context = message.get("contextId") or new_run_id()
-        start = StartRequest(agent=self.agent, task=task, session=str(context))
+        start = StartRequest(agent=self.agent, task=task, session=str(context),
+                             run_id=self.run_id_of(message.get("messageId")))
         record, _ = await self.runs.start(start, self.principal)
         return record, 0
 
+    def run_id_of(self, message_id: Any) -> str | None:
+        """The run id a message starts: one per (agent, principal, message id), so a
+        retried message finds the run its first delivery started; None (a new id)
+        for a message without one."""
+        if not isinstance(message_id, str) or not message_id:
+            return None
+        key = json.dumps([self.agent, self.principal.name, message_id])
+        return "a2a-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
     async def send_blocking(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        record, _ = await self.send(params)
         configuration = params.get("configuration")
         configuration = configuration if isinstance(configuration, Mapping) else {}
+        limit = _history_length(configuration.get("historyLength"))
+        record, _ = await self.send(params)
         if self.v03:  # 0.3 says "blocking"; 1.0 blocks unless told to return at once
             wait = configuration.get("blocking", True) is not False
         else:
             wait = configuration.get("returnImmediately") is not True
         if wait:
             record = await self.runs.wait(record.run_id, self.principal)
-        task = task_data(record)
+        task = await self.task_data(record, limit)
         return task if self.v03 else {"task": task}
 
     async def stream_from(self, record: RunRecord, seen: int) -> AsyncIterator[dict[str, Any]]:
@@ -200,6 +228,15 @@ class _Call:
             raise _RpcError(UNSUPPORTED_OPERATION, f"task {record.run_id!r} is "
                             f"{record.status}: there is nothing to follow; GetTask reads it")
         return record, self.runs.last_event(record.run_id)
+
+
+def _history_length(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _RpcError(INVALID_PARAMS, '"historyLength" must be a whole number of messages, '
+                        f"0 or more, or left out for all of them; got {value!r}")
+    return value
 
 
 def _call_id(data: Mapping[str, Any]) -> str:

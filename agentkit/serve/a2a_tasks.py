@@ -9,6 +9,7 @@ as a text part, structured output as a data part.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,8 +18,10 @@ from typing import Any
 
 from agentkit.agents.agent import Agent
 from agentkit.agents.decisions import accepted_form
+from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.runs import RunRecord
 from agentkit.core.contracts.traits import traits_of
+from agentkit.core.contracts.types import Message
 from agentkit.integrations.a2a.protocol import (
     DECISIONS_KEY,
     PENDING_KEY,
@@ -29,8 +32,8 @@ from agentkit.integrations.a2a.protocol import (
 from agentkit.serve.wire import jsonable
 
 __all__ = [
-    "A2ASkill", "agent_card", "output_artifact", "reply_hint", "state_of", "status_data",
-    "task_data",
+    "A2ASkill", "agent_card", "history_data", "output_artifact", "reply_hint", "state_of",
+    "status_data", "task_data",
 ]
 
 BEARER = "bearer"
@@ -175,3 +178,51 @@ def task_data(record: RunRecord, history: Sequence[Mapping[str, Any]] = ()) -> d
             "status": status_data(record),
             "artifacts": [] if artifact is None else [artifact],
             "history": list(history), "metadata": {"agent": record.agent}}
+
+
+def _media_part(media: Media) -> dict[str, Any]:
+    part: dict[str, Any] = {"mediaType": media.mime_type}
+    if media.url is not None and not media.data:
+        part["url"] = media.url
+    else:
+        part["raw"] = base64.b64encode(media.data).decode("ascii")
+    name = getattr(media, "name", None)
+    if name:
+        part["filename"] = name
+    return part
+
+
+def _parts(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        parts: list[dict[str, Any]] = [{"data": {"tool_result": {
+            "call_id": message.tool_call_id, "name": message.name,
+            "content": message.content, "is_error": message.is_error}}}]
+    else:
+        parts = [{"text": message.content}] if message.content else []
+    parts += [_media_part(media) for media in message.attachments]
+    if message.tool_calls:
+        parts.append({"data": {"tool_calls": [
+            {"id": call.id, "name": call.name, "arguments": jsonable(call.arguments)}
+            for call in message.tool_calls]}})
+    return parts
+
+
+def history_data(record: RunRecord, messages: Sequence[Message], first: int = 0,
+                 limit: int | None = None) -> list[dict[str, Any]]:
+    """The run's messages from index ``first`` (those before are the session's earlier
+    turns) as A2A Messages, the last ``limit`` of them (all for None): the user's as
+    ``ROLE_USER``; the model's answers, tool calls (a ``tool_calls`` data part) and the
+    tools' results (a ``tool_result`` data part) as ``ROLE_AGENT``. A message's id is
+    its place in the run, so it is the same on every read."""
+    if limit == 0:
+        return []
+    shown = []
+    for index in range(first, len(messages)):
+        message = messages[index]
+        parts = [] if message.role == "system" else _parts(message)
+        if parts:
+            shown.append({"messageId": f"{record.run_id}:history:{index - first}",
+                          "role": "ROLE_USER" if message.role == "user" else "ROLE_AGENT",
+                          "taskId": record.run_id, "contextId": record.session or "",
+                          "parts": parts})
+    return shown if limit is None else shown[-limit:]

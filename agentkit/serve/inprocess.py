@@ -25,7 +25,12 @@ from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.core.policies.budget import run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.serve.engine import Host, StartRequest
-from agentkit.serve.workflows import decide_workflow, recover_workflow, start_workflow
+from agentkit.serve.workflows import (
+    cancel_workflow,
+    decide_workflow,
+    recover_workflow,
+    start_workflow,
+)
 from agentkit.state.traces import RunTrace, TraceRecorder, load_trace, save_trace
 
 __all__ = ["InProcessEngine"]
@@ -154,10 +159,6 @@ class InProcessEngine:
 
     async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:
         run_id = record.run_id
-        if isinstance(agent, Workflow):
-            # Its checkpoint has no cancelled end a later start would respect yet.
-            raise RunNotResumable(run_id, f"{agent.name!r} is a Workflow, whose runs cannot "
-                                  "be cancelled yet; reject its pending gates to end it")
         token, task = self._cancels.get(run_id), self._tasks.get(run_id)
         if token is not None and task is not None:
             token.cancel(reason)
@@ -170,6 +171,9 @@ class InProcessEngine:
                                   "suspended run can be cancelled")
         # A run waiting for a person has no task to stop: its checkpoint is claimed
         # (as a decision would claim it) and ends cancelled.
+        if isinstance(agent, Workflow):
+            await cancel_workflow(self, agent, record)
+            return "cancelled"
         result = await cancel_suspended(agent, run_id, self._context(run_id)[0],
                                                   reason)
         self.runs.event_log(run_id).add(FinalEvent(result))

@@ -15,6 +15,7 @@ recovered after a restart starts a new log).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -25,10 +26,12 @@ from agentkit.agents.conversation import Opening
 from agentkit.agents.events import AgentEvent
 from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
+from agentkit.core.contracts.run_totals import RunFilter, RunSummary
 from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import CheckpointCorrupt
 from agentkit.core.contracts.types import Scope
 from agentkit.core.runtime.context import RunContext, new_run_id
+from agentkit.core.stores.run_totals import summarize_runs
 from agentkit.serve.access import Principal
 from agentkit.serve.decision_audit import audit_cancel, audit_decisions
 from agentkit.serve.edits import edit_problems
@@ -148,6 +151,16 @@ class ServedRuns:
             query = RunQuery(agent=query.agent, status=query.status, session=query.session,
                              scopes=allowed, limit=query.limit, cursor=query.cursor)
         return await self.store.list_runs(query)
+
+    async def summary(self, query: RunFilter, principal: Principal) -> RunSummary:
+        """The sums of the runs ``principal`` may see that ``query`` matches (one
+        aggregate on the stores agentkit ships; paged from the listing on others)."""
+        if principal.scopes is not None:
+            allowed = principal.scopes if query.scopes is None else tuple(
+                s for s in query.scopes if s in principal.scopes
+            )
+            query = dataclasses.replace(query, scopes=allowed)
+        return await summarize_runs(self.store, query)
 
     async def inbox(
         self, principal: Principal, *, agent: str | None, kind: str | None, limit: int,

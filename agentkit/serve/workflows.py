@@ -5,7 +5,9 @@ engine drives those in tasks as it drives agent runs, and writes the run registr
 records from each :class:`WorkflowResult` (a workflow writes none of its own). A
 decision is answered once the workflow claimed its checkpoint: the claim is seen
 through the run's checkpointer, so the decision module's refusals (422) and a lost
-claim (409) reach the person, and the rest runs in the background.
+claim (409) reach the person, and the rest runs in the background. A cancel stops a
+running workflow through its token, before its next step, or ends a suspended one with
+the same compare-and-set a decision's claim makes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from agentkit.agents.cancelling import cancel_suspended_workflow
 from agentkit.agents.events import InterruptEvent
 from agentkit.agents.registry import result_record
 from agentkit.agents.workflow import Workflow, WorkflowResult
@@ -26,7 +29,7 @@ from agentkit.serve.engine import Driver, ServeError, StartRequest
 from agentkit.serve.wire import jsonable, usage_data
 from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
 
-__all__ = ["decide_workflow", "recover_workflow", "start_workflow"]
+__all__ = ["cancel_workflow", "decide_workflow", "recover_workflow", "start_workflow"]
 
 
 class _Claiming:
@@ -50,23 +53,27 @@ class _Claiming:
         return version
 
 
+async def _ended(engine: Driver, record: RunRecord, result: WorkflowResult) -> None:
+    """Write the record and events of a workflow's ``result``."""
+    runs = engine.runs
+    output = jsonable(result.terminal_outputs) if result.stop_reason == "complete" else None
+    await runs.store.put_run(result_record(result, agent=record.agent, scope=record.scope,
+                                           session=record.session, output=output))
+    log = runs.event_log(record.run_id)
+    if result.suspended is not None:
+        log.add(InterruptEvent(result.suspended))
+    log.add_data({"kind": "final", "stop_reason": result.stop_reason, "output": output,
+                  "usage": usage_data(result.usage)})
+
+
 def _follow(engine: Driver, record: RunRecord,
             work: Callable[[RunContext], Any], ctx: RunContext) -> None:
     """Drive ``work(ctx)`` in a task; write the record and events of its result."""
-    runs = engine.runs
 
     async def followed() -> None:
         result: WorkflowResult | None = await work(ctx)
-        if result is None:
-            return
-        output = jsonable(result.terminal_outputs) if result.stop_reason == "complete" else None
-        await runs.store.put_run(result_record(result, agent=record.agent, scope=record.scope,
-                                               session=record.session, output=output))
-        log = runs.event_log(record.run_id)
-        if result.suspended is not None:
-            log.add(InterruptEvent(result.suspended))
-        log.add_data({"kind": "final", "stop_reason": result.stop_reason, "output": output,
-                      "usage": usage_data(result.usage)})
+        if result is not None:
+            await _ended(engine, record, result)
 
     engine.drive_task(record.run_id, followed, ctx)
 
@@ -124,6 +131,14 @@ async def decide_workflow(engine: Driver, workflow: Workflow, record: RunRecord,
         claimed.cancel()
     if refused.done():
         raise refused.result()
+
+
+async def cancel_workflow(engine: Driver, workflow: Workflow, record: RunRecord) -> None:
+    """End the suspended workflow run as cancelled (a running one is cancelled through
+    its token, as an agent's is); :class:`RunNotResumable` when a decision won."""
+    result = await cancel_suspended_workflow(workflow, record.run_id,
+                                             engine.context_for(record.run_id))
+    await _ended(engine, record, result)
 
 
 def recover_workflow(engine: Driver, workflow: Workflow, record: RunRecord) -> None:

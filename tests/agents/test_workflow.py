@@ -249,3 +249,59 @@ async def test_recover_runs_an_agent_step_that_failed_afresh() -> None:
 
     assert dict(result.outputs) == {"check": {"ok": True}}
     llm.assert_all_used()
+
+
+async def test_a_cancelled_workflow_stops_before_its_next_step_keeping_what_finished() -> None:
+    ran: list[str] = []
+
+    async def draft(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        ctx.cancel.cancel("stopped by ana")  # the cancel arrives while this step runs
+        return "a draft"
+
+    async def post(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        ran.append("post")
+        return "posted"
+
+    workflow = Workflow("w").add("draft", draft).add("post", post, after=["draft"])
+    ctx = make_test_ctx(correlation_id="w1")
+    result = await workflow.run("t", ctx)
+    assert (result.stop_reason, dict(result.outputs), ran) == (
+        "cancelled", {"draft": "a draft"}, [])
+    fresh = make_test_ctx(store=ctx.store, correlation_id="w1")
+    with pytest.raises(RunNotResumable) as info:
+        await workflow.resume("w1", {}, fresh)
+    assert str(info.value) == "run 'w1' cannot be resumed: workflow 'w' is cancelled, not suspended"
+    with pytest.raises(RunNotResumable) as info:
+        await workflow.recover("w1", fresh)
+    assert str(info.value) == "run 'w1' cannot be resumed: workflow 'w' is cancelled, not running"
+
+
+async def test_an_agent_step_stopped_by_the_cancel_is_not_taken_as_finished() -> None:
+    async def stopper(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        ctx.cancel.cancel("stopped")
+        return "stopped"
+
+    llm = FakeLLM.script([Turn(content="never read")])
+    workflow = Workflow("w").add("stop", stopper).add("write", writer())
+    result = await workflow.run("t", make_test_ctx(llm=llm, correlation_id="w1"))
+    assert (result.stop_reason, dict(result.outputs)) == ("cancelled", {"stop": "stopped"})
+
+
+async def test_a_suspended_workflow_is_cancelled_and_a_decision_after_it_is_refused() -> None:
+    from agentkit.agents.cancelling import cancel_suspended_workflow
+
+    async def draft(inputs: Mapping[str, Any], ctx: RunContext) -> str:
+        return "a draft"
+
+    workflow = (Workflow("w").add("draft", draft).gate("ok", "Post it?", after=["draft"])
+                .add("post", draft, after=["ok"]))
+    ctx = make_test_ctx(correlation_id="w1")
+    assert (await workflow.run("t", ctx)).stop_reason == "suspended"
+    ended = await cancel_suspended_workflow(workflow, "w1", ctx)
+    assert (ended.stop_reason, dict(ended.outputs)) == ("cancelled", {"draft": "a draft"})
+    with pytest.raises(RunNotResumable) as info:
+        await workflow.resume("w1", {"ok": "approve"}, ctx)
+    assert str(info.value) == (
+        "run 'w1' cannot be resumed: workflow 'w' is cancelled, not suspended")
+    with pytest.raises(RunNotResumable):
+        await cancel_suspended_workflow(workflow, "w1", ctx)

@@ -28,6 +28,7 @@ from tests.serve.served import (
     served,
 )
 from tests.serve.test_api import sse
+from tests.serve.test_decision_audit import audited, decisions_in
 
 ANA = bearer("tok-ana")
 
@@ -92,10 +93,107 @@ async def test_a_workflow_waits_at_its_gate_in_the_inbox_and_one_decision_wins(
         assert posted == ["draft of the launch post"]
         cancel = await http.post("/v1/runs/w1/cancel", headers=ANA)
         assert (cancel.status_code, cancel.json()["error"]["message"]) == (
-            409, "run 'w1' cannot be cancelled: 'review' is a Workflow, whose runs cannot "
-            "be cancelled yet; reject its pending gates to end it")
+            409, "run 'w1' cannot be cancelled: it is complete; only a running or suspended "
+            "run can be cancelled")
         listed = (await http.get("/v1/runs?agent=review", headers=ANA)).json()["runs"]
         assert [r["run_id"] for r in listed] == ["w1"]
+
+
+def slow_review(started: asyncio.Event, release: asyncio.Event, posted: list[str]) -> Workflow:
+    """A workflow whose first step waits for ``release`` once ``started``."""
+    async def draft(inputs: dict[str, Any], ctx: RunContext) -> str:
+        started.set()
+        await release.wait()
+        return f"draft of {inputs['task']}"
+
+    async def post(inputs: dict[str, Any], ctx: RunContext) -> str:
+        posted.append(inputs["draft"])
+        return "posted"
+
+    return Workflow("slow").add("draft", draft).add("post", post, after=["draft"])
+
+
+async def test_cancel_stops_a_running_workflow_at_its_next_step_and_audits_who(
+    store: Any,
+) -> None:
+    started, release, posted = asyncio.Event(), asyncio.Event(), []
+    app = create_app([slow_review(started, release, posted)],
+                     context=audited(ByTask({}), store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        begun = await http.post("/v1/agents/slow/runs", json={"input": "the post",
+                                "run_id": "w2"}, headers=ANA)
+        assert begun.status_code == 202
+        await asyncio.wait_for(started.wait(), 10)
+        cancelled = await http.post("/v1/runs/w2/cancel", headers=ANA)
+        assert (cancelled.status_code, cancelled.json()) == (
+            202, {"run_id": "w2", "status": "cancelling"})
+        release.set()  # the step in flight finishes; the one after it never starts
+        events = await sse(http, "/v1/runs/w2/events")
+        assert [(e["event"], e["data"]["stop_reason"]) for e in events] == [
+            ("final", "cancelled")]
+        run = (await http.get("/v1/runs/w2", headers=ANA)).json()
+        assert (run["status"], run["stop_reason"], run["output"], run["pending"]) == (
+            "cancelled", "cancelled", None, [])
+        again = await http.post("/v1/runs/w2/cancel", headers=ANA)
+        assert (again.status_code, again.json()["error"]["message"]) == (
+            409, "run 'w2' cannot be cancelled: it is cancelled; only a running or "
+            "suspended run can be cancelled")
+    assert posted == []
+    assert decisions_in(await store.list("audit")) == [("w2", None, "cancel", "ana")]
+
+
+async def test_cancel_ends_a_workflow_waiting_at_its_gate_and_a_later_decision_is_409(
+    store: Any,
+) -> None:
+    posted: list[str] = []
+    app = create_app([review(posted)], context=audited(ByTask({}), store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        held = await http.post("/v1/agents/review/runs", json={
+            "input": "the launch post", "run_id": "w1", "wait": True}, headers=ANA)
+        assert held.json()["status"] == "suspended"
+        suspended = await sse(http, "/v1/runs/w1/events")
+        viewer = await http.post("/v1/runs/w1/cancel", headers=bearer("tok-viewer"))
+        assert viewer.status_code == 403
+        cancelled = await http.post("/v1/runs/w1/cancel", headers=ANA)
+        assert (cancelled.status_code, cancelled.json()) == (
+            202, {"run_id": "w1", "status": "cancelled"})
+        run = (await http.get("/v1/runs/w1", headers=ANA)).json()
+        assert (run["status"], run["stop_reason"], run["pending"]) == (
+            "cancelled", "cancelled", [])
+        assert (await http.get("/v1/approvals", headers=ANA)).json()["approvals"] == []
+        events = await sse(http, "/v1/runs/w1/events", last=suspended[-1]["id"])
+        assert [(e["event"], e["data"]["stop_reason"]) for e in events] == [
+            ("final", "cancelled")]
+        late = await http.post("/v1/runs/w1/decisions",
+                               json={"decisions": {"publish": "approve"}}, headers=ANA)
+        assert (late.status_code, late.json()["error"]) == (409, {
+            "type": "not_resumable", "message": "run 'w1' cannot be resumed: workflow "
+            "'review' is cancelled, not suspended"})
+        assert (await http.get("/v1/runs/w1", headers=ANA)).json()["decisions"] == []
+    assert posted == []
+    assert decisions_in(await store.list("audit")) == [("w1", None, "cancel", "ana")]
+
+
+async def test_a_cancel_and_a_decision_on_a_waiting_workflow_at_once_have_one_winner(
+    store: Any,
+) -> None:
+    posted: list[str] = []
+    app = create_app([review(posted)], context=context_for(ByTask({}), store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        await http.post("/v1/agents/review/runs", json={
+            "input": "the launch post", "run_id": "w1", "wait": True}, headers=ANA)
+        suspended = await sse(http, "/v1/runs/w1/events")
+        cancel, decide = await asyncio.gather(
+            http.post("/v1/runs/w1/cancel", headers=ANA),
+            http.post("/v1/runs/w1/decisions", json={"decisions": {"publish": "approve"}},
+                      headers=ANA))
+        assert sorted([cancel.status_code, decide.status_code]) == [202, 409]
+        await sse(http, "/v1/runs/w1/events", last=suspended[-1]["id"])
+        run = (await http.get("/v1/runs/w1", headers=ANA)).json()
+    if cancel.status_code == 202:
+        assert (run["status"], run["decisions"], posted) == ("cancelled", [], [])
+    else:
+        assert (run["status"], posted) == ("complete", ["draft of the launch post"])
 
 
 def test_the_temporal_engine_refuses_a_workflow_naming_what_it_serves() -> None:

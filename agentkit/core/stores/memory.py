@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agentkit.core.codec import dumps, loads
+from agentkit.core.contracts.run_totals import RunFilter, RunSummary, summary_of_records
 from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, cursor_after, position_of
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.core.stores.inflight import abandon_inflight, join_inflight
@@ -215,3 +216,10 @@ class InMemoryStore:
                     return RunPage(tuple(found), cursor_after(found[-1]))
                 found.append(record)
         return RunPage(tuple(found))
+
+    async def summarize_runs(self, query: RunFilter) -> RunSummary:
+        """The sums of the runs matching ``query``, in total, per agent, per day and by
+        status."""
+        return summary_of_records(
+            record for record in map(self._record, self._runs) if query.matches(record)
+        )

@@ -194,6 +194,8 @@ def _shape_v03(value: Any, kind: str | None = None) -> Any:
     for key, item in value.items():
         if key == "parts" and isinstance(item, list):
             shaped[key] = [_part_v03(p) for p in item]
+        elif key == "history" and isinstance(item, list):
+            shaped[key] = [_shape_v03(m, "message") for m in item]
         elif key == "state":
             shaped[key] = _V03_STATE.get(item, item)
         elif key == "role":

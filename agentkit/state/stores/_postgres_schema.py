@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentkit.state.stores._postgres_runs import RUNS_MIGRATION
+from agentkit.state.stores._postgres_runs import RUNS_MIGRATION, TOTALS_MIGRATION
 from agentkit.state.stores._postgres_text import lock_id
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ MIGRATIONS: Migrations = (
         ),
     ),
     (3, RUNS_MIGRATION),
+    (4, TOTALS_MIGRATION),
 )
 
 

@@ -37,6 +37,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agentkit.core.contracts.run_totals import RunFilter, RunSummary
 from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import (
     SingleFlightLost,
@@ -110,13 +111,9 @@ class PostgresStore:
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"PostgresStore(pool_size=...) must be a positive integer, "
                              f"got {pool_size!r}")
-        for name, seconds in (
-            ("claim_lease", claim_lease), ("claim_wait", claim_wait),
-            ("poll_interval", poll_interval),
-        ):
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not (
-                seconds > 0
-            ):
+        for name, seconds in (("claim_lease", claim_lease), ("claim_wait", claim_wait),
+                              ("poll_interval", poll_interval)):
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds > 0:
                 raise ValueError(f"PostgresStore({name}=...) must be a positive number of "
                                  f"seconds, got {seconds!r}")
         self._url = connection_url(dsn)
@@ -493,6 +490,10 @@ class PostgresStore:
     async def list_runs(self, query: RunQuery) -> RunPage:
         """One page of runs matching ``query``, newest first, in one indexed statement."""
         return await _runs.list_runs(await self._ready(), self.schema, query)
+
+    async def summarize_runs(self, query: RunFilter) -> RunSummary:
+        """The sums of the runs matching ``query``: one aggregate over a covering index."""
+        return await _runs.summarize_runs(await self._ready(), self.schema, query)
 
     def __repr__(self) -> str:
         return f"PostgresStore({redact(self.dsn)!r}, schema={self.schema!r})"

@@ -30,12 +30,20 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
+from agentkit.core.contracts.run_totals import RunFilter, RunSummary
 from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner
 from agentkit.state.stores._inflight import abandon_inflight, join_inflight
-from agentkit.state.stores._run_rows import page_of, record_of, selection
+from agentkit.state.stores._run_rows import (
+    page_of,
+    record_of,
+    selection,
+    summary_of_rows,
+    totals_selection,
+)
+from agentkit.state.stores._sqlite_runs import PUT_RUN, run_row, upgrade_runs
 from agentkit.state.stores.sqlite_worker import SQLiteWorker
 
 __all__ = ["SQLiteStore"]
@@ -53,7 +61,12 @@ CREATE TABLE IF NOT EXISTS versioned (key TEXT PRIMARY KEY, value TEXT NOT NULL,
 CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, agent TEXT NOT NULL,
                                  status TEXT NOT NULL, session TEXT, scope TEXT NOT NULL,
                                  created REAL NOT NULL, updated REAL NOT NULL,
-                                 value TEXT NOT NULL);
+                                 value TEXT NOT NULL, input_tokens INTEGER NOT NULL DEFAULT 0,
+                                 output_tokens INTEGER NOT NULL DEFAULT 0,
+                                 cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+                                 cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+                                 reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+                                 requests INTEGER NOT NULL DEFAULT 0, cost_usd REAL);
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created, run_id);
 CREATE INDEX IF NOT EXISTS runs_by_agent ON runs (agent, created, run_id);
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs (status, created, run_id);
@@ -95,7 +108,8 @@ class SQLiteStore:
         self._owner = f"{this_owner()}|{uuid.uuid4().hex}"
         self._inflight: dict[str, asyncio.Future[Any]] = {}
         self._worker = SQLiteWorker(
-            self.path, schema=_SCHEMA, owner="SQLiteStore", busy_timeout=busy_timeout
+            self.path, schema=_SCHEMA, owner="SQLiteStore", busy_timeout=busy_timeout,
+            upgrade=upgrade_runs,
         )
 
     async def _db(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -311,11 +325,11 @@ class SQLiteStore:
         self, key: str, value: Any, *, expected_version: int, record: RunRecord
     ) -> int:
         """``set_versioned``, and ``put_run(record)`` only if it wrote, in one transaction."""
-        blob, row = dumps(value), _run_row(record)
+        blob, row = dumps(value), run_row(record)
 
         def write(conn: sqlite3.Connection) -> int:
             version = _write_versioned(conn, key, blob, expected_version)
-            conn.execute(_PUT_RUN, row)
+            conn.execute(PUT_RUN, row)
             return version
 
         return await self._worker.transaction(write)
@@ -324,8 +338,8 @@ class SQLiteStore:
 
     async def put_run(self, record: RunRecord) -> None:
         """Write the registry record of a run; an existing record's ``created`` is kept."""
-        row = _run_row(record)
-        await self._db(lambda c: c.execute(_PUT_RUN, row))
+        row = run_row(record)
+        await self._db(lambda c: c.execute(PUT_RUN, row))
 
     async def get_run(self, run_id: str) -> RunRecord | None:
         """The registry record of ``run_id``, or None."""
@@ -342,21 +356,16 @@ class SQLiteStore:
         sql = f"SELECT run_id, created, value FROM runs{where}"
         return page_of(await self._db(lambda c: c.execute(sql, params).fetchall()), query)
 
+    async def summarize_runs(self, query: RunFilter) -> RunSummary:
+        """The sums of the runs matching ``query``, in total, per agent, per day and by
+        status: one aggregate query over the record's usage columns."""
+        # created is seconds since the epoch, never negative, so truncation is the floor.
+        sql, params = totals_selection(query, lambda n: "?", "CAST(created / 86400 AS INTEGER)")
+        sql = sql.format(table="runs")
+        return summary_of_rows(await self._db(lambda c: c.execute(sql, params).fetchall()))
+
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
-
-
-_PUT_RUN = (
-    "INSERT INTO runs (run_id, agent, status, session, scope, created, updated, value) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
-    "agent = excluded.agent, status = excluded.status, session = excluded.session, "
-    "scope = excluded.scope, updated = excluded.updated, value = excluded.value"
-)
-
-
-def _run_row(record: RunRecord) -> tuple[Any, ...]:
-    return (record.run_id, record.agent, record.status, record.session, record.scope,
-            record.created, record.updated, dumps(record))
 
 
 def _write_versioned(conn: sqlite3.Connection, key: str, blob: str, expected_version: int) -> int:

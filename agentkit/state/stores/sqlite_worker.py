@@ -27,14 +27,17 @@ class SQLiteWorker:
     """Runs functions of a connection to ``path`` on a dedicated thread.
 
     ``schema`` is run once when the connection opens (at construction, so a bad path
-    fails there rather than mid-run). ``owner`` names the user in error messages.
+    fails there rather than mid-run), then ``upgrade(connection)``, which brings a file
+    an older release made up to date. ``owner`` names the user in error messages.
     """
 
     def __init__(
-        self, path: str, *, schema: str, owner: str, busy_timeout: float = 30.0
+        self, path: str, *, schema: str, owner: str, busy_timeout: float = 30.0,
+        upgrade: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         self.path = path
         self._schema = schema
+        self._upgrade = upgrade
         self._owner = owner
         self._busy_timeout = busy_timeout
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentkit-sqlite")
@@ -69,6 +72,8 @@ class SQLiteWorker:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.executescript(self._schema)
+                if self._upgrade is not None:
+                    self._upgrade(conn)
                 return
             except sqlite3.OperationalError as exc:
                 code = getattr(exc, "sqlite_errorcode", sqlite3.SQLITE_BUSY) & 0xFF

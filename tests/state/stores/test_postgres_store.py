@@ -34,7 +34,7 @@ async def test_first_use_creates_the_schema_and_records_its_version(
         )
     finally:
         await connection.close()
-    assert [r[0] for r in versions] == [m[0] for m in MIGRATIONS] == [1, 2, 3]
+    assert [r[0] for r in versions] == [m[0] for m in MIGRATIONS] == [1, 2, 3, 4]
     assert [r[0] for r in tables] == [
         "claims", "kv", "logs", "memory_files", "runs", "schema_version", "versioned",
     ]
@@ -69,7 +69,7 @@ async def test_a_schema_from_a_newer_release_is_refused_untouched(
         await newer.get("k")
     assert str(info.value) == (
         f"schema {postgres_schema!r} is at version 99, made by a newer agentkit; this "
-        "release knows versions up to 3: upgrade agentkit on this worker"
+        "release knows versions up to 4: upgrade agentkit on this worker"
     )
     await newer.close()
 
@@ -81,7 +81,7 @@ async def test_an_older_schema_is_migrated_forward_keeping_its_rows(
         await store.set("k", "kept")
     later = (
         *MIGRATIONS,
-        (4, ("ALTER TABLE {s}.kv ADD COLUMN note text",)),
+        (5, ("ALTER TABLE {s}.kv ADD COLUMN note text",)),
     )
     monkeypatch.setattr("agentkit.state.stores.postgres.MIGRATIONS", later)
     async with PostgresStore(postgres_dsn, schema=postgres_schema) as store:
@@ -98,7 +98,7 @@ async def test_an_older_schema_is_migrated_forward_keeping_its_rows(
         )
     finally:
         await connection.close()
-    assert [r[0] for r in versions] == [1, 2, 3, 4]
+    assert [r[0] for r in versions] == [1, 2, 3, 4, 5]
     assert [r[0] for r in columns] == ["key", "value", "expires", "note"]
 
 
