@@ -319,14 +319,20 @@ async def test_a_cancel_and_a_decision_at_once_have_one_winner(
             http.post("/v1/runs/r1/cancel", headers=ANA),
             http.post("/v1/runs/r1/decisions", json={"decisions": {"c1": "approve"}},
                       headers=ANA))
-        assert sorted([cancel.status_code, decide.status_code]) == [202, 409]
+        # One of the two takes the suspension. A cancel that lands after the decision
+        # won, while the resumed run still advances, cancels that run instead (202 too).
+        assert (cancel.status_code, decide.status_code) in ((202, 409), (409, 202), (202, 202))
         await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
         run = (await http.get("/v1/runs/r1", headers=ANA)).json()
-        if cancel.status_code == 202:
+        if decide.status_code == 409:
             assert (run["status"], run["decisions"], shop.refunds) == ("cancelled", [], [])
         else:
-            assert (run["status"], shop.refunds) == ("complete", [("A", 10)])
             assert [d["by"] for d in run["decisions"]] == ["ana"]
+            assert shop.refunds in ([], [("A", 10)])  # once at most
+            if cancel.status_code == 409:
+                assert (run["status"], shop.refunds) == ("complete", [("A", 10)])
+            else:
+                assert run["status"] in ("cancelled", "complete")
 
 
 async def test_sessions_list_and_show_their_conversation(store: Any, make_app: MakeApp) -> None:
