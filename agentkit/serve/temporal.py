@@ -6,7 +6,9 @@ workflow's history is the run's durable state (a server that stops loses nothing
 the next one follows the runs the registry says are running), and the server writes
 the run registry's records from each result the workflow reports, since the workflow
 writes nothing of its own to the store. A run's events are the ones its results show
-(tool calls, tool results, interrupts, the final event); its trace is built from the
+(tool calls, tool results, interrupts, the final event) merged with the live events its
+activities publish to the shared store (steps, text and reasoning deltas, tool calls and
+results as they happen: :mod:`agentkit.serve.temporal_live`); its trace is built from the
 workflow's history (one span per model or tool activity).
 
 Decisions are checked by the shared decision module, in the workflow's update
@@ -17,6 +19,7 @@ by the suspension the record shows, which a cancel of the suspended run takes to
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -43,7 +46,8 @@ from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
-from agentkit.serve.engine import Host, ServeError, StartRequest
+from agentkit.serve.engine import Host, Log, ServeError, StartRequest
+from agentkit.serve.temporal_live import LiveEvents
 from agentkit.state.traces import RunTrace, TraceSpan
 
 __all__ = ["TemporalEngine"]
@@ -81,6 +85,7 @@ class TemporalEngine:
         self._runs: Host | None = None
         self._watching: dict[str, asyncio.Task[None]] = {}
         self._seen: dict[str, int] = {}
+        self._live: dict[str, LiveEvents] = {}
 
     def bind(self, runs: Host) -> None:
         self._runs = runs
@@ -113,6 +118,15 @@ class TemporalEngine:
         return result_record(result, agent=record.agent, scope=record.scope,
                              session=record.session)
 
+    def _live_events(self, run_id: str, log: Log) -> LiveEvents:
+        """The run's live events, followed into ``log`` (from the start, for a run this
+        server did not follow yet: its log is new)."""
+        live = self._live.get(run_id)
+        if live is None:
+            live = self._live[run_id] = LiveEvents(self.runs.store, run_id)
+        live.follow(log)
+        return live
+
     def _events(self, result: AgentResult) -> list[AgentEvent]:
         """The events ``result`` shows that the run's log has not had yet."""
         seen = self._seen.get(result.run_id, 0)
@@ -134,24 +148,32 @@ class TemporalEngine:
         """Write the run's record and events when it next suspends or ends."""
         run_id = record.run_id
         log = self.runs.event_log(run_id)
+        live = self._live_events(run_id, log)
 
         async def follow() -> None:
             try:
                 result = await next_result()
             except asyncio.CancelledError:
+                live.stop()
                 raise  # the server stops; the next one follows the run again
             except WorkflowFailureError as error:
+                await live.settle()
+                self._live.pop(run_id, None)
                 await self._failed(record, error.cause)
                 return
             except Exception as error:
                 _log.warning("run %r: could not follow it: %s", run_id, error, exc_info=True)
+                live.stop()
+                self._live.pop(run_id, None)
                 self.runs.drop_log(run_id)
                 return
+            await live.settle()  # what happened before the result, first
             await self._put(self._record(record, result))
             for event in self._events(result):
-                log.add(event)
+                live.add(log, event)
             if result.stop_reason != "suspended":
                 self._seen.pop(run_id, None)  # it has no more events
+                self._live.pop(run_id, None)
 
         task = asyncio.get_running_loop().create_task(follow(), name=f"agentkit run {run_id}")
         self._watching[run_id] = task
@@ -185,8 +207,10 @@ class TemporalEngine:
             if self.client is None:
                 assert self.address is not None
                 self.client = await Client.connect(self.address, namespace=self.namespace)
+            # The server follows each run's live events (steps, deltas) as they happen.
+            options = dataclasses.replace(self.options or RunOptions(), live_events=True)
             self._agents = TemporalAgents(self.client, task_queue=self.task_queue,
-                                          options=self.options, store=self.runs.store)
+                                          options=options, store=self.runs.store)
         taken, cursor = 0, None
         while True:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
@@ -303,6 +327,8 @@ class TemporalEngine:
         return RunTrace(run_id=run_id, spans=tuple(spans.values()))
 
     async def close(self) -> None:
+        for live in self._live.values():
+            live.stop()
         tasks = list(self._watching.values())
         for task in tasks:
             task.cancel()

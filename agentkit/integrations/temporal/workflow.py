@@ -130,10 +130,37 @@ class TemporalEffects:
         self.spent: tuple[int, int] = (0, 0)
         """The run's budget ledger: metered calls admitted and nano-dollars charged by
         its activities so far (each activity's budget starts from it)."""
+        self.live: int | None = 1 if options.live_events else None
+        """The number of the run's next batch of live events, as far as its activities
+        said (:mod:`agentkit.integrations.temporal.live`); None when not published."""
+        self._published: set[str] = set()
+        """The calls whose results a tool activity published."""
 
     def _charge(self, answer: Mapping[str, Any]) -> None:
         calls, nanos = answer.get("spent", (0, 0))
         self.spent = (self.spent[0] + calls, self.spent[1] + nanos)
+        if self.live is not None:
+            self.live = max(self.live, int(answer.get("live", 0)))
+
+    def _live_fields(self, fields: dict[str, Any], request: ChatRequest | None) -> None:
+        """Ask an activity for the run's live events: where its batches start, and for
+        a model call, its step and the results the workflow answered itself since the
+        last one (a rejected or unknown call), which that activity publishes first."""
+        if self.live is None:
+            return
+        fields["live"] = self.live
+        if request is None:
+            return
+        fields["step"] = (self.last.steps if self.last is not None else 0) + 1
+        announce: list[str] = []
+        for message in reversed(request.messages):
+            if message.role == "assistant":
+                break
+            call_id = message.tool_call_id
+            if message.role == "tool" and call_id and call_id not in self._published:
+                announce.append(call_id)
+        if announce:
+            fields["announce"] = announce[::-1]
 
     async def save(self, snapshot: RunState, version: int) -> int:
         # Temporal's event history is the run's durable state: nothing to write.
@@ -157,6 +184,7 @@ class TemporalEffects:
                              ctx.scope, ctx.autonomy.value, self.spent,
                              options.max_payload_bytes)
         fields["request"] = request
+        self._live_fields(fields, request)
         payload = pack_within(
             fields, options.max_payload_bytes, ctx.correlation_id,
             f"the input of model call {steps + 1}",
@@ -192,10 +220,11 @@ class TemporalEffects:
         limit = traits_of(tool).timeout or job.timeout
         closes = options.tool_timeout if limit is None else min(
             options.tool_timeout, limit + options.heartbeat_timeout)
+        fields = job_fields(self.agent.name, replace(job, spent=self.spent),
+                            options.max_payload_bytes, self.ctx.correlation_id)
+        self._live_fields(fields, None)
         payload = pack_within(
-            job_fields(self.agent.name, replace(job, spent=self.spent),
-                       options.max_payload_bytes, self.ctx.correlation_id),
-            options.max_payload_bytes, job.run_id,
+            fields, options.max_payload_bytes, job.run_id,
             f"the input of tool call {call.id!r} ({call.name!r})",
         )
         try:
@@ -220,6 +249,8 @@ class TemporalEffects:
             )
         answer = unpack(text, "tool answer")
         self._charge(answer)
+        if "live" in answer:
+            self._published.add(call.id)
         if "stop" in answer:
             return Stopped(error_from(answer["stop"]))
         return outcome_from(answer)
@@ -291,6 +322,8 @@ class AgentWorkflow:
         calls, nanos = start.get("spent", (0, 0))
         effects.spent = (calls, nanos)
         effects.last = state
+        if effects.live is not None:
+            effects.live = int(start.get("live", 1))
         run = lifecycle.hosted_run(agent, ctx, state, effects)
         self._run = run
         try:
@@ -337,6 +370,8 @@ class AgentWorkflow:
         carried = dict(start)
         carried["state"] = effects.last
         carried["spent"] = effects.spent
+        if effects.live is not None:
+            carried["live"] = effects.live
         workflow.continue_as_new(pack(carried))
 
     @staticmethod
