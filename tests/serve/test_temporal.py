@@ -35,6 +35,7 @@ from tests.serve.served import (
     refund_turns,
     served,
 )
+from tests.serve.test_agui import post_sse, run_input
 from tests.serve.test_api import sse
 
 ANA = bearer("tok-ana")
@@ -216,3 +217,29 @@ async def test_a_retried_model_call_supersedes_its_deltas_and_duplicates_nothing
         ("text_delta", " look."), ("tool_call", None), ("step", None),
         ("tool_result", None), ("text_delta", "Shipped."), ("step", None), ("final", None)]
     assert events[-1]["data"]["output"] == "Shipped."
+
+
+async def test_the_ag_ui_face_on_temporal_streams_text_messages_as_in_process(
+    temporal_address: str,
+) -> None:
+    """AG-UI's text and reasoning messages are built from the run's deltas, so a run on
+    Temporal shows them too: the same protocol events as in-process."""
+    seen: dict[str, list[dict[str, Any]]] = {}
+    thread, run = f"t-{uuid.uuid4().hex[:8]}", f"r-{uuid.uuid4().hex[:8]}"
+    for engine in ("in-process", "temporal"):
+        shop = Shop()
+        shop.release.set()
+        context = context_for(ByTask({"where is A": WHERE_IS_A}), InMemoryStore())
+        async with contextlib.AsyncExitStack() as stack:
+            if engine == "temporal":
+                app = await stack.enter_async_context(
+                    temporal_app([shop.support], context, temporal_address))
+            else:
+                app = create_app([shop.support], context=context, auth=TOKENS)
+            url = await stack.enter_async_context(served(app))
+            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+            seen[engine] = await post_sse(http, "/v1/agents/support/ag-ui",
+                                          run_input(thread, run, "where is A"))
+    assert seen["temporal"] == seen["in-process"]
+    contents = [e["delta"] for e in seen["temporal"] if e["type"] == "TEXT_MESSAGE_CONTENT"]
+    assert contents == ["Checking.", "It", " shipped."]
