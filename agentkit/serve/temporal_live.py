@@ -27,7 +27,7 @@ __all__ = ["LiveEvents"]
 _log = logging.getLogger("agentkit.serve")
 
 _FIRST_LOOK = 0.025
-_LONGEST_LOOK = 0.5
+_LONGEST_LOOK = 0.25
 """Seconds between looks for a run's next batch: from the first, doubling while none
 comes (a long tool call), back to the first once one does (a streaming model)."""
 

@@ -6,9 +6,10 @@ answer is in, a tool's result. A run started with ``RunOptions(live_events=True)
 server's runs are) has its activities publish them, batched, under sequential keys of
 the store the workers and their clients already share: ``agentkit:live:<run>:1``,
 ``:2``, ... Each batch is written once (a create-if-absent, so two activities of one
-turn that flush at once take the next free numbers), at most every
-:data:`FLUSH_SECONDS` while events come and at the activity's end, and expires after
-:data:`LIVE_TTL`. A follower reads the next number, so each look is one ``get``.
+turn that flush at once take the next free numbers): the first event at once, then at
+most one batch every :data:`FLUSH_SECONDS` while events come, and the rest at the
+activity's end; it expires after :data:`LIVE_TTL`. A follower reads the next number,
+so each look is one ``get``.
 
 The workflow hands each activity the number after the last one its activities
 reported (a hint: an activity that failed reported nothing, and the next one skips the
@@ -51,8 +52,9 @@ __all__ = [
 _log = logging.getLogger("agentkit.temporal")
 
 FLUSH_SECONDS = 0.075
-"""How long an event waits in an activity before its batch is written: a streaming
-model costs a store write per this much time, not one per token."""
+"""The least time between two batches of an activity: a streaming model costs a store
+write per this much time, not one per token (the first event after a quiet spell is
+written at once)."""
 
 LIVE_TTL = 24 * 3600.0
 """Seconds a batch is kept: a follower that starts later reads the run's events from
@@ -122,13 +124,20 @@ class LivePublisher:
         self._wake.set()
 
     async def _flushing(self) -> None:
+        loop = asyncio.get_running_loop()
+        flushed = float("-inf")
         while not self._closing.is_set():
             await self._wake.wait()
             self._wake.clear()
-            # Gather what comes in the next moment; an activity that ends cuts it short.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closing.wait(), self.flush_seconds)
+            # The first event after a quiet spell goes at once (a reader waits for the
+            # first word most); what follows gathers for the rest of the interval. An
+            # activity that ends cuts the wait short.
+            wait = flushed + self.flush_seconds - loop.time()
+            if wait > 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._closing.wait(), wait)
             await self._flush()
+            flushed = loop.time()
 
     async def _flush(self) -> None:
         if not self._pending or self._broken:
