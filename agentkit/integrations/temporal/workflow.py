@@ -8,7 +8,7 @@ and every effect goes through :class:`TemporalEffects`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -133,14 +133,21 @@ class TemporalEffects:
         self.live: int | None = 1 if options.live_events else None
         """The number of the run's next batch of live events, as far as its activities
         said (:mod:`agentkit.integrations.temporal.live`); None when not published."""
-        self._published: set[str] = set()
-        """The calls whose results a tool activity published."""
+        self.published: set[str] = set()
+        """The calls whose results a tool activity published (the next model call's
+        activity publishes the others of its turn)."""
 
     def _charge(self, answer: Mapping[str, Any]) -> None:
         calls, nanos = answer.get("spent", (0, 0))
         self.spent = (self.spent[0] + calls, self.spent[1] + nanos)
         if self.live is not None:
             self.live = max(self.live, int(answer.get("live", 0)))
+
+    def published_last_turn(self) -> list[str]:
+        """The published calls among the last turn's, carried into the next workflow
+        run at continue-as-new (which comes right before a model call)."""
+        return [i for i in _last_answers(self.last.messages if self.last else ())
+                if i in self.published]
 
     def _live_fields(self, fields: dict[str, Any], request: ChatRequest | None) -> None:
         """Ask an activity for the run's live events: where its batches start, and for
@@ -152,15 +159,9 @@ class TemporalEffects:
         if request is None:
             return
         fields["step"] = (self.last.steps if self.last is not None else 0) + 1
-        announce: list[str] = []
-        for message in reversed(request.messages):
-            if message.role == "assistant":
-                break
-            call_id = message.tool_call_id
-            if message.role == "tool" and call_id and call_id not in self._published:
-                announce.append(call_id)
+        announce = [i for i in _last_answers(request.messages) if i not in self.published]
         if announce:
-            fields["announce"] = announce[::-1]
+            fields["announce"] = announce
 
     async def save(self, snapshot: RunState, version: int) -> int:
         # Temporal's event history is the run's durable state: nothing to write.
@@ -250,10 +251,21 @@ class TemporalEffects:
         answer = unpack(text, "tool answer")
         self._charge(answer)
         if "live" in answer:
-            self._published.add(call.id)
+            self.published.add(call.id)
         if "stop" in answer:
             return Stopped(error_from(answer["stop"]))
         return outcome_from(answer)
+
+
+def _last_answers(messages: Sequence[Message]) -> list[str]:
+    """The call ids of the tool results after the last assistant message."""
+    ids: list[str] = []
+    for message in reversed(messages):
+        if message.role == "assistant":
+            break
+        if message.role == "tool" and message.tool_call_id:
+            ids.append(message.tool_call_id)
+    return ids[::-1]
 
 
 def tools_of(agent: Agent) -> ToolRegistry:
@@ -324,6 +336,7 @@ class AgentWorkflow:
         effects.last = state
         if effects.live is not None:
             effects.live = int(start.get("live", 1))
+            effects.published.update(start.get("published", ()))
         run = lifecycle.hosted_run(agent, ctx, state, effects)
         self._run = run
         try:
@@ -372,6 +385,7 @@ class AgentWorkflow:
         carried["spent"] = effects.spent
         if effects.live is not None:
             carried["live"] = effects.live
+            carried["published"] = effects.published_last_turn()
         workflow.continue_as_new(pack(carried))
 
     @staticmethod

@@ -4,12 +4,26 @@ and a reader takes each batch once, in order, saying when a retry supersedes an 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
-from agentkit.agents.events import AgentEvent, StepEvent, TextDeltaEvent, ToolCallEvent
+from temporalio.client import Client
+
+from agentkit.agents import Agent
+from agentkit.agents.cognition import ReActCognition
+from agentkit.agents.events import (
+    AgentEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from agentkit.core.contracts.types import ToolCall, Usage
+from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
+from agentkit.integrations.temporal import AgentWorker, RunOptions, TemporalAgents
 from agentkit.integrations.temporal.live import LivePublisher, LiveReader, live_key
 from agentkit.state.stores.memory import InMemoryStore
+from agentkit.tools import tool
 
 
 async def _read(store: InMemoryStore, run_id: str) -> tuple[int, list[Any]]:
@@ -81,3 +95,44 @@ async def test_a_reader_takes_each_batch_once_and_goes_on_where_it_stopped() -> 
     await live.close()
     assert await reader.read(seen.append) == 1
     assert (seen, reader.next) == ([TextDeltaEvent("a"), TextDeltaEvent("b")], 3)
+
+
+@tool(side_effecting=False)
+def count(n: int) -> int:
+    """Return the integer that comes right after n."""
+    return n + 1
+
+
+COUNTING = [
+    Turn(tool_calls=(ToolCall("c1", "count", {"n": 1}),)),
+    Turn(tool_calls=(ToolCall("c2", "count", {"n": 2}),)),
+    Turn(content="Three it is."),
+]
+
+
+async def test_a_run_publishes_its_events_across_continue_as_new_only_when_asked(
+    client: Client, task_queue: str
+) -> None:
+    agent = Agent("counter", "fake", "Count.", cognition=ReActCognition([count]))
+    store = InMemoryStore()
+    llm = FakeLLM.script([*COUNTING, *COUNTING])
+    async with AgentWorker(client, task_queue=task_queue, agents=[agent],
+                           context=lambda: make_test_ctx(llm=llm, store=store)):
+        for live_events in (False, True):
+            agents = TemporalAgents(client, task_queue=task_queue, store=store, options=RunOptions(
+                live_events=live_events, continue_as_new_after=1))
+            run_id = f"live-{live_events}-{uuid.uuid4().hex[:8]}"
+            result = await agents.run("counter", "count to three", run_id=run_id)
+            assert result.output == "Three it is."
+            seen: list[Any] = []
+            count_read = await LiveReader(store, run_id).read(seen.append)
+            if not live_events:
+                assert (count_read, seen) == (0, [])  # nothing written
+                continue
+            assert [(e.kind, getattr(e, "step", None) or getattr(e, "text", None))
+                    for e in seen] == [
+                ("tool_call", None), ("step", 1), ("tool_result", None),
+                ("tool_call", None), ("step", 2), ("tool_result", None),
+                ("text_delta", "Three"), ("text_delta", " it"), ("text_delta", " is."),
+                ("step", 3)]
+            assert [e.content for e in seen if isinstance(e, ToolResultEvent)] == ["2", "3"]
