@@ -158,7 +158,6 @@ class TemporalEngine:
                 raise  # the server stops; the next one follows the run again
             except WorkflowFailureError as error:
                 await live.settle()
-                self._live.pop(run_id, None)
                 await self._failed(record, error.cause)
                 return
             except Exception as error:
@@ -181,6 +180,7 @@ class TemporalEngine:
 
     async def _failed(self, record: RunRecord, cause: BaseException | None) -> None:
         """Record the end of a run whose workflow was cancelled or failed."""
+        self._live.pop(record.run_id, None)
         cancelled = isinstance(cause, CancelledError)
         status = "cancelled" if cancelled else "error"
         # The workflow fails with an ApplicationError whose message names the error.

@@ -14,9 +14,9 @@ so each look is one ``get``.
 The workflow hands each activity the number after the last one its activities
 reported (a hint: an activity that failed reported nothing, and the next one skips the
 numbers it took). Each batch names the activity and its attempt: a follower that sees
-a later attempt of an activity whose batches it already gave says so with a
-``{"kind": "retry"}`` item (what that activity said since it began is superseded) and
-drops any batch of an earlier attempt that comes after.
+a later attempt of an activity whose earlier attempt it gave deltas of says so with a
+``{"kind": "retry"}`` item (those deltas are superseded: the retry's follow), and drops
+any batch of an earlier attempt that comes after.
 """
 
 from __future__ import annotations
@@ -192,14 +192,15 @@ async def streamed_call(ctx: RunContext, request: ChatRequest,
 class LiveReader:
     """Follows a run's batches from number ``start``: each :meth:`read` hands every
     batch written since to ``emit``, in order, as events (and ``{"kind": "retry", ...}``
-    where a later attempt of an activity supersedes what an earlier one said)."""
+    where a later attempt of an activity supersedes the deltas an earlier one sent)."""
 
     def __init__(self, store: Store, run_id: str, start: int = 1) -> None:
         self.store = store
         self.run_id = run_id
         self.next = start
         """The number of the next batch to read."""
-        self._attempts: dict[str, int] = {}
+        self._attempts: dict[str, tuple[int, bool]] = {}
+        """Per activity: the attempt read last, and whether it sent deltas."""
 
     async def read(self, emit: Callable[[AgentEvent | dict[str, Any]], None]) -> int:
         """Hand the batches written since the last read to ``emit``; how many."""
@@ -215,13 +216,19 @@ class LiveReader:
     def _take(self, batch: dict[str, Any],
               emit: Callable[[AgentEvent | dict[str, Any]], None]) -> None:
         by, attempt = str(batch.get("by")), int(batch.get("attempt", 1))
-        shown = self._attempts.get(by)
-        if shown is not None and attempt < shown:
+        shown, streamed = self._attempts.get(by, (attempt, False))
+        if attempt < shown:
             return  # a superseded attempt that went on writing
-        self._attempts[by] = attempt
-        if shown is not None and attempt > shown:
-            emit({"kind": "retry", "attempt": attempt})
-        for item in batch.get("events", ()):
+        if attempt > shown:
+            streamed = False
+            if self._attempts[by][1]:
+                # The deltas the earlier attempt sent are not the answer's.
+                emit({"kind": "retry", "attempt": attempt})
+        items = batch.get("events", ())
+        streamed = streamed or any(
+            isinstance(i, list) and i[:1] in (["text_delta"], ["reasoning_delta"]) for i in items)
+        self._attempts[by] = (attempt, streamed)
+        for item in items:
             try:
                 emit(_decoded(item))
             except (ValueError, TypeError, IndexError) as error:
