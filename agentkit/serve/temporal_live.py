@@ -5,8 +5,9 @@ calls and results) to the shared store as they happen
 (:mod:`agentkit.integrations.temporal.live`); the engine derives tool calls, tool
 results, interrupts and the final event from the results the workflow reports. A
 :class:`LiveEvents` per run follows the first while the engine waits for the second,
-and lets each event into the log once: a tool call or result by its call id, a step by
-its number, whichever way it came first. The engine drains it when a result arrives,
+and lets each event into the log once: a tool call or result derived from a result is
+left out when it came live (matched by call id, one for one, as a model may reuse an
+id), and a step by its number. The engine drains it when a result arrives,
 before it logs what the result shows, so the log keeps the order things happened in.
 """
 
@@ -15,11 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import Counter
 from typing import Any
 
-from agentkit.agents.events import AgentEvent, StepEvent, ToolCallEvent, ToolResultEvent
+from agentkit.agents.events import AgentEvent
 from agentkit.core.contracts.ports import Store
-from agentkit.integrations.temporal.live import LiveReader
+from agentkit.integrations.temporal.live import LiveReader, identity
 from agentkit.serve.engine import Log
 
 __all__ = ["LiveEvents"]
@@ -32,41 +34,41 @@ _LONGEST_LOOK = 0.25
 comes (a long tool call), back to the first once one does (a streaming model)."""
 
 
-def _identity(event: AgentEvent) -> tuple[str, Any] | None:
-    if isinstance(event, ToolCallEvent):
-        return ("call", event.call.id)
-    if isinstance(event, ToolResultEvent):
-        return ("result", event.call_id)
-    if isinstance(event, StepEvent):
-        return ("step", event.step)
-    return None
-
-
 class LiveEvents:
     """One run's live events, followed into its log while the engine waits for the run."""
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.reader = LiveReader(store, run_id)
         self.run_id = run_id
-        self._shown: set[tuple[str, Any]] = set()
+        # Live tool calls and results not yet matched by one a result showed: a model
+        # may give two calls of a run the same id, so they are counted, not a set.
+        self._unmatched: Counter[tuple[str, Any]] = Counter()
+        self._steps: set[tuple[str, Any]] = set()
         self._log: Log | None = None
         self._task: asyncio.Task[None] | None = None
 
     def add(self, log: Log, event: AgentEvent) -> None:
-        """Log ``event`` unless the same call, result or step is in the log already."""
-        identity = _identity(event)
-        if identity is not None:
-            if identity in self._shown:
-                return
-            self._shown.add(identity)
+        """Log ``event``, derived from a result, unless it came live already."""
+        key = identity(event)
+        if key is not None and self._unmatched[key] > 0:
+            self._unmatched[key] -= 1
+            return
         log.add(event)
 
     def _emit(self, item: AgentEvent | dict[str, Any]) -> None:
         assert self._log is not None
         if isinstance(item, dict):
             self._log.add_data(item)
-        else:
-            self.add(self._log, item)
+            return
+        key = identity(item)
+        if key is not None:
+            if key[0] == "step":
+                if key in self._steps:
+                    return  # the same step of a model call made again
+                self._steps.add(key)
+            else:
+                self._unmatched[key] += 1
+        self._log.add(item)
 
     def follow(self, log: Log) -> None:
         """Follow the run's batches into ``log`` until :meth:`settle`."""

@@ -97,6 +97,8 @@ WHERE_IS_A = [
     Turn(content="Checking.", reasoning="Look it up.",
          tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),
                      ToolCall("c2", "no_such_tool", {}))),
+    # A model may give a later call an id it used before.
+    Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "B"}),)),
     Turn(content="It shipped."),
 ]
 
@@ -126,12 +128,13 @@ async def test_a_run_on_temporal_streams_steps_and_deltas_as_the_in_process_engi
                             "run_id": run_id}, headers=ANA)
             seen[engine] = await sse(http, f"/v1/runs/{run_id}/events")
             replayed = await sse(http, f"/v1/runs/{run_id}/events", last="6")
-            assert [e["id"] for e in replayed] == [str(n) for n in range(7, 12)]
+            assert [e["id"] for e in replayed] == [str(n) for n in range(7, 15)]
     assert [e["event"] for e in seen["temporal"]] == [
         "reasoning_delta", "text_delta", "tool_call", "tool_call", "step", "tool_result",
-        "tool_result", "text_delta", "text_delta", "step", "final"]
+        "tool_result", "tool_call", "step", "tool_result", "text_delta", "text_delta",
+        "step", "final"]
     assert shown(seen["temporal"]) == shown(seen["in-process"])
-    assert [e["id"] for e in seen["temporal"]] == [str(n) for n in range(1, 12)]
+    assert [e["id"] for e in seen["temporal"]] == [str(n) for n in range(1, 15)]
 
 
 async def test_a_rejected_call_streams_its_result_before_the_next_step_as_in_process(

@@ -15,8 +15,9 @@ The workflow hands each activity the number after the last one its activities
 reported (a hint: an activity that failed reported nothing, and the next one skips the
 numbers it took). Each batch names the activity and its attempt: a follower that sees
 a later attempt of an activity whose earlier attempt it gave deltas of says so with a
-``{"kind": "retry"}`` item (those deltas are superseded: the retry's follow), and drops
-any batch of an earlier attempt that comes after.
+``{"kind": "retry"}`` item (those deltas are superseded: the retry's follow), gives no
+tool call, result or step twice for one activity, and drops any batch of an earlier
+attempt that comes after.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ __all__ = [
     "LIVE_TTL",
     "LivePublisher",
     "LiveReader",
+    "identity",
     "live_key",
     "streamed_call",
 ]
@@ -201,6 +203,8 @@ class LiveReader:
         """The number of the next batch to read."""
         self._attempts: dict[str, tuple[int, bool]] = {}
         """Per activity: the attempt read last, and whether it sent deltas."""
+        self._sent: dict[str, set[tuple[str, Any]]] = {}
+        """Per activity: the tool calls, results and steps its attempts sent."""
 
     async def read(self, emit: Callable[[AgentEvent | dict[str, Any]], None]) -> int:
         """Hand the batches written since the last read to ``emit``; how many."""
@@ -228,8 +232,28 @@ class LiveReader:
         streamed = streamed or any(
             isinstance(i, list) and i[:1] in (["text_delta"], ["reasoning_delta"]) for i in items)
         self._attempts[by] = (attempt, streamed)
+        sent = self._sent.setdefault(by, set())
         for item in items:
             try:
-                emit(_decoded(item))
+                event = _decoded(item)
             except (ValueError, TypeError, IndexError) as error:
                 _log.warning("run %r: a live event was skipped: %s", self.run_id, error)
+                continue
+            key = identity(event)
+            if key is not None:
+                if key in sent:
+                    continue  # a retry sends what its earlier attempt sent: once is enough
+                sent.add(key)
+            emit(event)
+
+
+def identity(event: AgentEvent) -> tuple[str, Any] | None:
+    """What makes a tool call, a tool result or a step the same one when it is sent
+    again (by a retried activity, or derived from a run's result); None for others."""
+    if isinstance(event, ToolCallEvent):
+        return ("call", event.call.id)
+    if isinstance(event, ToolResultEvent):
+        return ("result", event.call_id)
+    if isinstance(event, StepEvent):
+        return ("step", event.step)
+    return None
