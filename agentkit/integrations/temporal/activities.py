@@ -243,7 +243,6 @@ class AgentActivities:
         if live is None or not isinstance(outcome, Answered):
             return text
         live.add(ToolResultEvent(job.call.id, job.call.name, outcome.content, outcome.is_error))
-        await live.close()
         return pack(await _with_live(answer_fields(outcome_fields(outcome), spent), live))
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
