@@ -1,14 +1,17 @@
 """TemporalEngine: the runs a server starts execute as Temporal workflows on the
 workers of a task queue (``agentkit temporal worker``); the server is their client.
 
+A run's events are the in-process engine's: besides the ones its results show (below),
+its activities publish its live events (steps, text and reasoning deltas, tool calls
+and results) to the store the server shares with the workers, and the server merges
+the two (:mod:`agentkit.serve.temporal_live`).
+
 The API is the one the in-process engine serves. What differs is who holds what: the
 workflow's history is the run's durable state (a server that stops loses nothing, and
 the next one follows the runs the registry says are running), and the server writes
 the run registry's records from each result the workflow reports, since the workflow
 writes nothing of its own to the store. A run's events are the ones its results show
-(tool calls, tool results, interrupts, the final event) merged with the live events its
-activities publish to the shared store (steps, text and reasoning deltas, tool calls and
-results as they happen: :mod:`agentkit.serve.temporal_live`); its trace is built from the
+(tool calls, tool results, interrupts, the final event); its trace is built from the
 workflow's history (one span per model or tool activity).
 
 Decisions are checked by the shared decision module, in the workflow's update
@@ -46,7 +49,7 @@ from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
-from agentkit.serve.engine import Host, Log, ServeError, StartRequest
+from agentkit.serve.engine import Host, ServeError, StartRequest
 from agentkit.serve.temporal_live import LiveEvents
 from agentkit.state.traces import RunTrace, TraceSpan
 
@@ -83,9 +86,9 @@ class TemporalEngine:
         self.options = options
         self._agents: TemporalAgents | None = None
         self._runs: Host | None = None
+        self._live: dict[str, LiveEvents] = {}
         self._watching: dict[str, asyncio.Task[None]] = {}
         self._seen: dict[str, int] = {}
-        self._live: dict[str, LiveEvents] = {}
 
     def bind(self, runs: Host) -> None:
         self._runs = runs
@@ -118,15 +121,6 @@ class TemporalEngine:
         return result_record(result, agent=record.agent, scope=record.scope,
                              session=record.session)
 
-    def _live_events(self, run_id: str, log: Log) -> LiveEvents:
-        """The run's live events, followed into ``log`` (from the start, for a run this
-        server did not follow yet: its log is new)."""
-        live = self._live.get(run_id)
-        if live is None:
-            live = self._live[run_id] = LiveEvents(self.runs.store, run_id)
-        live.follow(log)
-        return live
-
     def _events(self, result: AgentResult) -> list[AgentEvent]:
         """The events ``result`` shows that the run's log has not had yet."""
         seen = self._seen.get(result.run_id, 0)
@@ -148,7 +142,11 @@ class TemporalEngine:
         """Write the run's record and events when it next suspends or ends."""
         run_id = record.run_id
         log = self.runs.event_log(run_id)
-        live = self._live_events(run_id, log)
+        # Followed from the first batch by a server that did not follow the run yet:
+        # its log of the run is new.
+        live = self._live.get(run_id) or self._live.setdefault(
+            run_id, LiveEvents(self.runs.store, run_id))
+        live.follow(log)
 
         async def follow() -> None:
             try:
@@ -327,11 +325,11 @@ class TemporalEngine:
         return RunTrace(run_id=run_id, spans=tuple(spans.values()))
 
     async def close(self) -> None:
-        for live in self._live.values():
-            live.stop()
         tasks = list(self._watching.values())
         for task in tasks:
             task.cancel()
+        for live in self._live.values():
+            live.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
 
 

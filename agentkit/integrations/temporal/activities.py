@@ -176,10 +176,10 @@ class AgentActivities:
     async def model_call(self, payload: str) -> str:
         job = unpack(payload, "model call")
         self._agent(job["agent"])
+        live = self._publisher(job)
         run_id, scope, autonomy, spent, limit = call_context(job, _workflow_id())
         ctx = run_context(self.base, run_id, scope, autonomy, spent)
         request: ChatRequest = job["request"]
-        live = self._publisher(run_id, job)
         try:
             if live is None:
                 result: LLMResult = await _in_span(
@@ -203,13 +203,13 @@ class AgentActivities:
             # Final, not transient: the same answer would be refused on every attempt.
             return pack(await _with_live(answer_fields({"stop": error_fields(exc)}, used), live))
 
-    def _publisher(self, run_id: str, job: Mapping[str, Any]) -> LivePublisher | None:
+    def _publisher(self, job: Mapping[str, Any]) -> LivePublisher | None:
         """The attempt's publisher of live events, when the run asked for them."""
         first = job.get("live")
         if first is None:
             return None
         info = activity.info()
-        return LivePublisher(self.base.store, run_id, first,
+        return LivePublisher(self.base.store, call_context(job, _workflow_id())[0], first,
                              f"{info.workflow_run_id}:{info.activity_id}", info.attempt)
 
     @activity.defn(name=TOOL_ACTIVITY)
@@ -234,7 +234,7 @@ class AgentActivities:
         if isinstance(outcome, Stopped):
             return pack(answer_fields({"stop": error_fields(outcome.error)}, spent))
         limit = call_context(given, workflow_id)[4]
-        live = self._publisher(job.run_id, given)
+        live = self._publisher(given)
         text = pack(answer_fields(outcome_fields(outcome), spent))
         if len(text) > limit:
             # The call ran: say so, so it is neither retried nor reported as unknown.

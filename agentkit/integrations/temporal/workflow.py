@@ -257,6 +257,14 @@ class TemporalEffects:
         return outcome_from(answer)
 
 
+def tools_of(agent: Agent) -> ToolRegistry:
+    """The agent's tool registry (an empty one for a cognition without tools)."""
+    from agentkit.tools.registry import ToolRegistry
+
+    registry = getattr(agent.cognition, "tools", None)
+    return registry if isinstance(registry, ToolRegistry) else ToolRegistry()
+
+
 def _last_answers(messages: Sequence[Message]) -> list[str]:
     """The call ids of the tool results after the last assistant message."""
     ids: list[str] = []
@@ -266,14 +274,6 @@ def _last_answers(messages: Sequence[Message]) -> list[str]:
         if message.role == "tool" and message.tool_call_id:
             ids.append(message.tool_call_id)
     return ids[::-1]
-
-
-def tools_of(agent: Agent) -> ToolRegistry:
-    """The agent's tool registry (an empty one for a cognition without tools)."""
-    from agentkit.tools.registry import ToolRegistry
-
-    registry = getattr(agent.cognition, "tools", None)
-    return registry if isinstance(registry, ToolRegistry) else ToolRegistry()
 
 
 def _cause(error: BaseException) -> str:
@@ -381,11 +381,11 @@ class AgentWorkflow:
                 f"{type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True
             ) from exc
         carried = dict(start)
-        carried["state"] = effects.last
-        carried["spent"] = effects.spent
         if effects.live is not None:
             carried["live"] = effects.live
             carried["published"] = effects.published_last_turn()
+        carried["state"] = effects.last
+        carried["spent"] = effects.spent
         workflow.continue_as_new(pack(carried))
 
     @staticmethod
