@@ -7,7 +7,8 @@ results, interrupts and the final event from the results the workflow reports. A
 :class:`LiveEvents` per run follows the first while the engine waits for the second,
 and lets each event into the log once: a tool call or result derived from a result is
 left out when it came live (matched by call id, one for one, as a model may reuse an
-id), and a step by its number. The engine drains it when a result arrives,
+id), and a step by its number. Derived calls and results that come before the first
+one matched are the session's history, and are left out too. The engine drains it when a result arrives,
 before it logs what the result shows, so the log keeps the order things happened in.
 """
 
@@ -44,19 +45,30 @@ class LiveEvents:
         # may give two calls of a run the same id, so they are counted, not a set.
         self._unmatched: Counter[tuple[str, Any]] = Counter()
         self._steps: set[tuple[str, Any]] = set()
+        self._streamed = False  # any live event came
+        self._matched = False  # a derived call or result matched a live one
         self._log: Log | None = None
         self._task: asyncio.Task[None] | None = None
 
     def add(self, log: Log, event: AgentEvent) -> None:
-        """Log ``event``, derived from a result, unless it came live already."""
+        """Log ``event``, derived from a result, unless it came live already.
+
+        A result's transcript starts with the session's history: its calls and results,
+        which come before the run's own and never live, are left out once events come
+        live (without live events, every one is logged, as before they existed)."""
         key = identity(event)
-        if key is not None and self._unmatched[key] > 0:
-            self._unmatched[key] -= 1
-            return
+        if key is not None:
+            if self._unmatched[key] > 0:
+                self._unmatched[key] -= 1
+                self._matched = True
+                return
+            if self._streamed and not self._matched:
+                return
         log.add(event)
 
     def _emit(self, item: AgentEvent | dict[str, Any]) -> None:
         assert self._log is not None
+        self._streamed = True
         if isinstance(item, dict):
             self._log.add_data(item)
             return

@@ -213,3 +213,42 @@ async def test_the_ag_ui_face_on_temporal_streams_text_messages_as_in_process(
     assert seen["temporal"] == seen["in-process"]
     contents = [e["delta"] for e in seen["temporal"] if e["type"] == "TEXT_MESSAGE_CONTENT"]
     assert contents == ["Checking.", "It", " shipped."]
+
+
+class _ByLastTask(ByTask):
+    """Answers each run from the script of its own task: the last user message (the
+    first is the session's)."""
+
+    def _fake(self, request: ChatRequest) -> Any:
+        return self.fakes[[m.content for m in request.messages if m.role == "user"][-1]]
+
+
+async def test_a_run_in_a_session_streams_its_own_calls_not_its_history(
+    temporal_address: str,
+) -> None:
+    """The second run of a session has the first one's calls in its transcript; its
+    stream has only its own events, as in-process."""
+    seen: dict[str, list[dict[str, Any]]] = {}
+    for engine in ("in-process", "temporal"):
+        shop = Shop()
+        shop.release.set()
+        llm = _ByLastTask({"where is A": WHERE_IS_A, "thanks": [Turn(content="Welcome.")]})
+        context = context_for(llm, InMemoryStore())
+        async with contextlib.AsyncExitStack() as stack:
+            if engine == "temporal":
+                app = await stack.enter_async_context(
+                    temporal_app([shop.support], context, temporal_address))
+            else:
+                app = create_app([shop.support], context=context, auth=TOKENS)
+            url = await stack.enter_async_context(served(app))
+            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+            session = f"s-{uuid.uuid4().hex[:8]}"
+            for task in ("where is A", "thanks"):
+                run_id = f"t-{uuid.uuid4().hex[:12]}"
+                done = await http.post("/v1/agents/support/runs", json={
+                    "input": task, "run_id": run_id, "session": session, "wait": True},
+                    headers=ANA)
+                assert done.json()["status"] == "complete"
+            seen[engine] = await sse(http, f"/v1/runs/{run_id}/events")
+    assert [e["event"] for e in seen["temporal"]] == ["text_delta", "step", "final"]
+    assert shown(seen["temporal"]) == shown(seen["in-process"])
