@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 from temporalio.client import Client
 
 from agentkit.agents import Agent
@@ -24,16 +27,24 @@ from agentkit.integrations.temporal import AgentWorker, RunOptions, TemporalAgen
 from agentkit.integrations.temporal.live import LivePublisher, LiveReader, live_key
 from agentkit.state.stores.memory import InMemoryStore
 from agentkit.tools import tool
+from tests.serve.served import close_store, open_store
 
 
-async def _read(store: InMemoryStore, run_id: str) -> tuple[int, list[Any]]:
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    """Each store the workers and a server may share."""
+    opened = await open_store(request.param, request, tmp_path)
+    yield opened
+    await close_store(opened)
+
+
+async def _read(store: Any, run_id: str) -> tuple[int, list[Any]]:
     seen: list[AgentEvent | dict[str, Any]] = []
     count = await LiveReader(store, run_id).read(seen.append)
     return count, seen
 
 
-async def test_a_streaming_model_costs_one_write_per_batch_not_per_token() -> None:
-    store = InMemoryStore()
+async def test_a_streaming_model_costs_one_write_per_batch_not_per_token(store: Any) -> None:
     live = LivePublisher(store, "r1", 1, "run-a:1", 1)
     for n in range(500):
         live.add(TextDeltaEvent(f"w{n} "))
@@ -45,8 +56,7 @@ async def test_a_streaming_model_costs_one_write_per_batch_not_per_token() -> No
                     StepEvent(1, Usage(3, 500, 1), model="fake")]
 
 
-async def test_events_that_come_apart_in_time_are_flushed_without_waiting_for_the_end() -> None:
-    store = InMemoryStore()
+async def test_events_that_come_apart_in_time_are_flushed_without_waiting_for_the_end(store: Any) -> None:
     live = LivePublisher(store, "r1", 1, "run-a:1", 1, flush_seconds=0.01)
     live.add(TextDeltaEvent("Hel"))
     async with asyncio.timeout(5):
@@ -57,9 +67,8 @@ async def test_events_that_come_apart_in_time_are_flushed_without_waiting_for_th
     assert await _read(store, "r1") == (2, [TextDeltaEvent("Hel"), TextDeltaEvent("lo")])
 
 
-async def test_two_activities_flushing_at_once_take_the_next_free_numbers() -> None:
+async def test_two_activities_flushing_at_once_take_the_next_free_numbers(store: Any) -> None:
     """Tool calls of one turn run at once, each told the same first number."""
-    store = InMemoryStore()
     first = LivePublisher(store, "r1", 1, "run-a:2", 1)
     second = LivePublisher(store, "r1", 1, "run-a:3", 1)
     first.add(ToolCallEvent(ToolCall("c1", "lookup", {})))
@@ -71,8 +80,7 @@ async def test_two_activities_flushing_at_once_take_the_next_free_numbers() -> N
     assert sorted(e.call.id for e in seen if isinstance(e, ToolCallEvent)) == ["c1", "c2"]
 
 
-async def test_a_retry_supersedes_its_earlier_attempt_whose_late_batches_are_dropped() -> None:
-    store = InMemoryStore()
+async def test_a_retry_supersedes_its_earlier_attempt_whose_late_batches_are_dropped(store: Any) -> None:
     for attempt, text in ((1, "Hel"), (2, "Hello."), (1, "late")):
         live = LivePublisher(store, "r1", 1, "run-a:1", attempt)
         live.add(TextDeltaEvent(text))
@@ -81,8 +89,7 @@ async def test_a_retry_supersedes_its_earlier_attempt_whose_late_batches_are_dro
         TextDeltaEvent("Hel"), {"kind": "retry", "attempt": 2}, TextDeltaEvent("Hello.")])
 
 
-async def test_a_reader_takes_each_batch_once_and_goes_on_where_it_stopped() -> None:
-    store = InMemoryStore()
+async def test_a_reader_takes_each_batch_once_and_goes_on_where_it_stopped(store: Any) -> None:
     reader = LiveReader(store, "r1")
     seen: list[AgentEvent | dict[str, Any]] = []
     assert await reader.read(seen.append) == 0
@@ -138,10 +145,9 @@ async def test_a_run_publishes_its_events_across_continue_as_new_only_when_asked
             assert [e.content for e in seen if isinstance(e, ToolResultEvent)] == ["2", "3"]
 
 
-async def test_a_retried_attempt_that_sent_no_deltas_supersedes_nothing() -> None:
+async def test_a_retried_attempt_that_sent_no_deltas_supersedes_nothing(store: Any) -> None:
     """A tool activity retried after it published its result: no ``retry`` item, as
     no text of it is superseded, and its result once."""
-    store = InMemoryStore()
     for attempt in (1, 2):
         live = LivePublisher(store, "r1", 1, "run-a:4", attempt)
         live.add(ToolResultEvent("c1", "lookup", "shipped", False))
