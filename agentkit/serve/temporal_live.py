@@ -8,8 +8,9 @@ results, interrupts and the final event from the results the workflow reports. A
 and lets each event into the log once: a tool call or result derived from a result is
 left out when it came live (matched by call id, one for one, as a model may reuse an
 id), and a step by its number. Derived calls and results that come before the first
-one matched are the session's history, and are left out too. The engine drains it when a result arrives,
-before it logs what the result shows, so the log keeps the order things happened in.
+one matched are the session's history, and are left out too. The engine drains it when
+a result arrives, before it logs what the result shows, so the log keeps the order
+things happened in.
 """
 
 from __future__ import annotations

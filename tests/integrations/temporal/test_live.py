@@ -56,7 +56,9 @@ async def test_a_streaming_model_costs_one_write_per_batch_not_per_token(store: 
                     StepEvent(1, Usage(3, 500, 1), model="fake")]
 
 
-async def test_events_that_come_apart_in_time_are_flushed_without_waiting_for_the_end(store: Any) -> None:
+async def test_events_that_come_apart_in_time_are_flushed_without_waiting_for_the_end(
+    store: Any,
+) -> None:
     live = LivePublisher(store, "r1", 1, "run-a:1", 1, flush_seconds=0.01)
     live.add(TextDeltaEvent("Hel"))
     async with asyncio.timeout(5):
@@ -80,7 +82,9 @@ async def test_two_activities_flushing_at_once_take_the_next_free_numbers(store:
     assert sorted(e.call.id for e in seen if isinstance(e, ToolCallEvent)) == ["c1", "c2"]
 
 
-async def test_a_retry_supersedes_its_earlier_attempt_whose_late_batches_are_dropped(store: Any) -> None:
+async def test_a_retry_supersedes_its_earlier_attempt_whose_late_batches_are_dropped(
+    store: Any,
+) -> None:
     for attempt, text in ((1, "Hel"), (2, "Hello."), (1, "late")):
         live = LivePublisher(store, "r1", 1, "run-a:1", attempt)
         live.add(TextDeltaEvent(text))
