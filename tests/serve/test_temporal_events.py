@@ -252,3 +252,26 @@ async def test_a_run_in_a_session_streams_its_own_calls_not_its_history(
             seen[engine] = await sse(http, f"/v1/runs/{run_id}/events")
     assert [e["event"] for e in seen["temporal"]] == ["text_delta", "step", "final"]
     assert shown(seen["temporal"]) == shown(seen["in-process"])
+
+
+async def test_on_ag_ui_a_retried_model_call_ends_its_text_and_starts_a_new_message(
+    temporal_address: str,
+) -> None:
+    shop = Shop()
+    shop.release.set()
+    context = context_for(_BrokenOnce(), InMemoryStore())
+    thread, run = f"t-{uuid.uuid4().hex[:8]}", f"r-{uuid.uuid4().hex[:8]}"
+    async with temporal_app([shop.support], context, temporal_address) as app, \
+            served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        events = await post_sse(http, "/v1/agents/support/ag-ui",
+                                run_input(thread, run, "where is A"))
+    texts = [(e["type"], e["messageId"], e.get("delta")) for e in events
+             if e["type"].startswith("TEXT_MESSAGE")]
+    assert texts == [
+        ("TEXT_MESSAGE_START", f"{run}-1", None), ("TEXT_MESSAGE_CONTENT", f"{run}-1", "Let me"),
+        ("TEXT_MESSAGE_END", f"{run}-1", None),
+        ("TEXT_MESSAGE_START", f"{run}-3", None), ("TEXT_MESSAGE_CONTENT", f"{run}-3", "Let me"),
+        ("TEXT_MESSAGE_CONTENT", f"{run}-3", " look."), ("TEXT_MESSAGE_END", f"{run}-3", None),
+        ("TEXT_MESSAGE_START", f"{run}-8", None),
+        ("TEXT_MESSAGE_CONTENT", f"{run}-8", "Shipped."), ("TEXT_MESSAGE_END", f"{run}-8", None)]
+    assert events[-1]["result"] == "Shipped."
