@@ -252,6 +252,10 @@ class _Translation:
                      "delta": [{"op": "add", "path": "/step", "value": data["step"]}]}]
         if kind == "interrupt":
             self.reason = data["reason"]
+        elif kind == "retry":
+            # A retried model call (Temporal): the text so far is superseded, and the
+            # retry's is a message of its own.
+            self.message = None
         return self._close()
 
     def ending(self, status: str, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:

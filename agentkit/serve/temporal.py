@@ -1,6 +1,11 @@
 """TemporalEngine: the runs a server starts execute as Temporal workflows on the
 workers of a task queue (``agentkit temporal worker``); the server is their client.
 
+A run's events are the in-process engine's: besides the ones its results show (below),
+its activities publish its live events (steps, text and reasoning deltas, tool calls
+and results) to the store the server shares with the workers, and the server merges
+the two (:mod:`agentkit.serve.temporal_live`).
+
 The API is the one the in-process engine serves. What differs is who holds what: the
 workflow's history is the run's durable state (a server that stops loses nothing, and
 the next one follows the runs the registry says are running), and the server writes
@@ -17,6 +22,7 @@ by the suspension the record shows, which a cancel of the suspended run takes to
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -44,6 +50,7 @@ from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
 from agentkit.serve.engine import Host, ServeError, StartRequest
+from agentkit.serve.temporal_live import LiveEvents
 from agentkit.state.traces import RunTrace, TraceSpan
 
 __all__ = ["TemporalEngine"]
@@ -79,6 +86,7 @@ class TemporalEngine:
         self.options = options
         self._agents: TemporalAgents | None = None
         self._runs: Host | None = None
+        self._live: dict[str, LiveEvents] = {}
         self._watching: dict[str, asyncio.Task[None]] = {}
         self._seen: dict[str, int] = {}
 
@@ -134,24 +142,35 @@ class TemporalEngine:
         """Write the run's record and events when it next suspends or ends."""
         run_id = record.run_id
         log = self.runs.event_log(run_id)
+        # Followed from the first batch by a server that did not follow the run yet:
+        # its log of the run is new.
+        live = self._live.get(run_id) or self._live.setdefault(
+            run_id, LiveEvents(self.runs.store, run_id))
+        live.follow(log)
 
         async def follow() -> None:
             try:
                 result = await next_result()
             except asyncio.CancelledError:
+                live.stop()
                 raise  # the server stops; the next one follows the run again
             except WorkflowFailureError as error:
+                await live.settle()
                 await self._failed(record, error.cause)
                 return
             except Exception as error:
                 _log.warning("run %r: could not follow it: %s", run_id, error, exc_info=True)
+                live.stop()
+                self._live.pop(run_id, None)
                 self.runs.drop_log(run_id)
                 return
+            await live.settle()  # what happened before the result, first
             await self._put(self._record(record, result))
             for event in self._events(result):
-                log.add(event)
+                live.add(log, event)
             if result.stop_reason != "suspended":
                 self._seen.pop(run_id, None)  # it has no more events
+                self._live.pop(run_id, None)
 
         task = asyncio.get_running_loop().create_task(follow(), name=f"agentkit run {run_id}")
         self._watching[run_id] = task
@@ -159,6 +178,7 @@ class TemporalEngine:
 
     async def _failed(self, record: RunRecord, cause: BaseException | None) -> None:
         """Record the end of a run whose workflow was cancelled or failed."""
+        self._live.pop(record.run_id, None)
         cancelled = isinstance(cause, CancelledError)
         status = "cancelled" if cancelled else "error"
         # The workflow fails with an ApplicationError whose message names the error.
@@ -185,8 +205,10 @@ class TemporalEngine:
             if self.client is None:
                 assert self.address is not None
                 self.client = await Client.connect(self.address, namespace=self.namespace)
+            # The server follows each run's live events (steps, deltas) as they happen.
+            options = dataclasses.replace(self.options or RunOptions(), live_events=True)
             self._agents = TemporalAgents(self.client, task_queue=self.task_queue,
-                                          options=self.options, store=self.runs.store)
+                                          options=options, store=self.runs.store)
         taken, cursor = 0, None
         while True:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
@@ -306,6 +328,8 @@ class TemporalEngine:
         tasks = list(self._watching.values())
         for task in tasks:
             task.cancel()
+        for live in self._live.values():
+            live.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
 
 

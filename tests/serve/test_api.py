@@ -134,9 +134,7 @@ async def test_a_run_starts_lists_streams_its_events_and_replays_after_last_even
         assert (started.status_code, started.json()) == (202, {"run_id": "r1",
                                                                 "status": "running"})
         events = await sse(http, "/v1/runs/r1/events")
-        # A Temporal run's events are the ones its results show: no deltas or steps.
-        names = ["final"] if backend == "temporal" else [
-            "text_delta", "text_delta", "step", "final"]
+        names = ["text_delta", "text_delta", "step", "final"]  # on either engine
         assert [e["event"] for e in events] == names
         assert [e["id"] for e in events] == [str(n) for n in range(1, len(names) + 1)]
         assert events[-1]["data"]["output"] == "Hi there."

@@ -44,6 +44,10 @@ async def test_a_run_left_running_by_a_stopped_server_is_followed_by_the_next(
         async with served(app()) as url, httpx2.AsyncClient(base_url=url) as http:
             events = await sse(http, f"/v1/runs/{run_id}/events")
             run = (await http.get(f"/v1/runs/{run_id}", headers=ANA)).json()
-    assert [e["event"] for e in events] == ["tool_call", "tool_result", "final"]
+    # The next server reads the run's live events from the start, and then live: the
+    # same events, in the same order, as the in-process engine gives for this script.
+    assert [e["event"] for e in events] == [
+        "tool_call", "step", "tool_result", "text_delta", "text_delta", "step", "final"]
+    assert [e["id"] for e in events] == [str(n) for n in range(1, 8)]
     assert (run["status"], run["output"]) == ("complete", "It shipped.")
     assert len(llm.fakes["look"].requests) == 2

@@ -60,6 +60,11 @@ class RunOptions:
     """Largest value (in agentkit's store format) a run passes through Temporal: a
     model or tool call's input or answer, the run's start. Values past 128 KiB are
     stored by key in the workers' store; past this, the run refuses them."""
+    live_events: bool = False
+    """Have the run's activities publish its live events (steps, text and reasoning
+    deltas, tool calls and results) to the workers' store as they happen, for a follower
+    such as ``agentkit serve`` (whose runs set it); the model is then streamed. Off, a
+    run pays nothing for it (:mod:`agentkit.integrations.temporal.live`)."""
 
     def __post_init__(self) -> None:
         for name in ("heartbeat_timeout", "model_timeout", "tool_timeout"):
@@ -67,6 +72,9 @@ class RunOptions:
             if not isinstance(value, int | float) or value <= 0:
                 raise ValueError(f"RunOptions.{name} must be a positive number of seconds, "
                                  f"got {value!r}")
+        if not isinstance(self.live_events, bool):
+            raise TypeError(f"RunOptions.live_events must be True or False, got "
+                            f"{self.live_events!r}")
         for name in ("max_attempts", "continue_as_new_after", "max_payload_bytes"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:

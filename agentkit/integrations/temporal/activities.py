@@ -11,6 +11,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
+from agentkit.agents.events import StepEvent, ToolCallEvent, ToolResultEvent
 from agentkit.agents.outcomes import Answered, Stopped
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.ports import BudgetLedger
@@ -30,6 +31,7 @@ from agentkit.integrations.temporal._values import (
     pack_within,
     unpack,
 )
+from agentkit.integrations.temporal.live import LivePublisher, streamed_call
 from agentkit.integrations.temporal.workflow import (
     MODEL_ACTIVITY,
     SESSION_COMMIT_ACTIVITY,
@@ -114,6 +116,31 @@ async def _heartbeating(work: Awaitable[T]) -> T:
         beating.cancel()
 
 
+async def _published_call(ctx: RunContext, request: ChatRequest, job: Mapping[str, Any],
+                          live: LivePublisher) -> LLMResult:
+    """The model call streamed, its events published as an in-process run emits them:
+    the answers the workflow gave itself since the last call (a rejection, an unknown
+    tool), the deltas, then the answer's tool calls and its step."""
+    announce = set(job.get("announce", ()))
+    for message in request.messages:
+        if message.role == "tool" and message.tool_call_id in announce:
+            live.add(ToolResultEvent(message.tool_call_id or "", message.name or "",
+                                     message.content, message.is_error))
+    result = await streamed_call(ctx, request, live.add)
+    for call in result.tool_calls:
+        live.add(ToolCallEvent(call))
+    live.add(StepEvent(int(job.get("step", 0)), result.usage,
+                       model=result.model or request.model))
+    return result
+
+
+async def _with_live(answer: dict[str, Any], live: LivePublisher | None) -> dict[str, Any]:
+    """``answer``, telling the workflow the number after the last batch written."""
+    if live is not None:
+        answer["live"] = await live.close()
+    return answer
+
+
 def _too_large(tool: str, size: int, limit: int) -> str:
     return (
         f"The call to {tool!r} ran once, but its result is {size:,} bytes, over the "
@@ -149,24 +176,41 @@ class AgentActivities:
     async def model_call(self, payload: str) -> str:
         job = unpack(payload, "model call")
         self._agent(job["agent"])
+        live = self._publisher(job)
         run_id, scope, autonomy, spent, limit = call_context(job, _workflow_id())
         ctx = run_context(self.base, run_id, scope, autonomy, spent)
         request: ChatRequest = job["request"]
         try:
-            result: LLMResult = await _in_span(
-                ctx, f"model_call {request.model}", ctx.invoker.chat(request, ctx)
-            )
+            if live is None:
+                result: LLMResult = await _in_span(
+                    ctx, f"model_call {request.model}", ctx.invoker.chat(request, ctx)
+                )
+            else:
+                result = await _in_span(ctx, f"model_call {request.model}",
+                                        _published_call(ctx, request, job, live))
         except RunError as exc:
-            return pack(answer_fields({"stop": error_fields(exc)},
-                                      _spent_since(ctx.budget, spent)))
+            answer = answer_fields({"stop": error_fields(exc)}, _spent_since(ctx.budget, spent))
+            return pack(await _with_live(answer, live))
+        finally:
+            if live is not None:
+                await live.close()  # a failed attempt's deltas too, before its retry's
         used = _spent_since(ctx.budget, spent)
         try:
-            return pack_within(answer_fields({"result": result}, used), limit,
-                               ctx.correlation_id,
+            return pack_within(await _with_live(answer_fields({"result": result}, used), live),
+                               limit, ctx.correlation_id,
                                f"the answer of a call to model {request.model!r}")
         except PayloadTooLarge as exc:
             # Final, not transient: the same answer would be refused on every attempt.
-            return pack(answer_fields({"stop": error_fields(exc)}, used))
+            return pack(await _with_live(answer_fields({"stop": error_fields(exc)}, used), live))
+
+    def _publisher(self, job: Mapping[str, Any]) -> LivePublisher | None:
+        """The attempt's publisher of live events, when the run asked for them."""
+        first = job.get("live")
+        if first is None:
+            return None
+        info = activity.info()
+        return LivePublisher(self.base.store, call_context(job, _workflow_id())[0], first,
+                             f"{info.workflow_run_id}:{info.activity_id}", info.attempt)
 
     @activity.defn(name=TOOL_ACTIVITY)
     async def tool_call(self, payload: str) -> str:
@@ -190,12 +234,16 @@ class AgentActivities:
         if isinstance(outcome, Stopped):
             return pack(answer_fields({"stop": error_fields(outcome.error)}, spent))
         limit = call_context(given, workflow_id)[4]
+        live = self._publisher(given)
         text = pack(answer_fields(outcome_fields(outcome), spent))
-        if len(text) <= limit:
+        if len(text) > limit:
+            # The call ran: say so, so it is neither retried nor reported as unknown.
+            outcome = Answered(_too_large(job.call.name, len(text), limit), True)
+            text = pack(answer_fields(outcome_fields(outcome), spent))
+        if live is None or not isinstance(outcome, Answered):
             return text
-        # The call ran: say so, so it is neither retried nor reported as unknown.
-        too_large = Answered(_too_large(job.call.name, len(text), limit), True)
-        return pack(answer_fields(outcome_fields(too_large), spent))
+        live.add(ToolResultEvent(job.call.id, job.call.name, outcome.content, outcome.is_error))
+        return pack(await _with_live(answer_fields(outcome_fields(outcome), spent), live))
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:

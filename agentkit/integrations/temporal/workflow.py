@@ -8,7 +8,7 @@ and every effect goes through :class:`TemporalEffects`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -130,10 +130,38 @@ class TemporalEffects:
         self.spent: tuple[int, int] = (0, 0)
         """The run's budget ledger: metered calls admitted and nano-dollars charged by
         its activities so far (each activity's budget starts from it)."""
+        self.live: int | None = 1 if options.live_events else None
+        """The number of the run's next batch of live events, as far as its activities
+        said (:mod:`agentkit.integrations.temporal.live`); None when not published."""
+        self.published: set[str] = set()
+        """The calls whose results a tool activity published (the next model call's
+        activity publishes the others of its turn)."""
 
     def _charge(self, answer: Mapping[str, Any]) -> None:
         calls, nanos = answer.get("spent", (0, 0))
         self.spent = (self.spent[0] + calls, self.spent[1] + nanos)
+        if self.live is not None:
+            self.live = max(self.live, int(answer.get("live", 0)))
+
+    def published_last_turn(self) -> list[str]:
+        """The published calls among the last turn's, carried into the next workflow
+        run at continue-as-new (which comes right before a model call)."""
+        return [i for i in _last_answers(self.last.messages if self.last else ())
+                if i in self.published]
+
+    def _live_fields(self, fields: dict[str, Any], request: ChatRequest | None) -> None:
+        """Ask an activity for the run's live events: where its batches start, and for
+        a model call, its step and the results the workflow answered itself since the
+        last one (a rejected or unknown call), which that activity publishes first."""
+        if self.live is None:
+            return
+        fields["live"] = self.live
+        if request is None:
+            return
+        fields["step"] = (self.last.steps if self.last is not None else 0) + 1
+        announce = [i for i in _last_answers(request.messages) if i not in self.published]
+        if announce:
+            fields["announce"] = announce
 
     async def save(self, snapshot: RunState, version: int) -> int:
         # Temporal's event history is the run's durable state: nothing to write.
@@ -157,6 +185,7 @@ class TemporalEffects:
                              ctx.scope, ctx.autonomy.value, self.spent,
                              options.max_payload_bytes)
         fields["request"] = request
+        self._live_fields(fields, request)
         payload = pack_within(
             fields, options.max_payload_bytes, ctx.correlation_id,
             f"the input of model call {steps + 1}",
@@ -192,10 +221,11 @@ class TemporalEffects:
         limit = traits_of(tool).timeout or job.timeout
         closes = options.tool_timeout if limit is None else min(
             options.tool_timeout, limit + options.heartbeat_timeout)
+        fields = job_fields(self.agent.name, replace(job, spent=self.spent),
+                            options.max_payload_bytes, self.ctx.correlation_id)
+        self._live_fields(fields, None)
         payload = pack_within(
-            job_fields(self.agent.name, replace(job, spent=self.spent),
-                       options.max_payload_bytes, self.ctx.correlation_id),
-            options.max_payload_bytes, job.run_id,
+            fields, options.max_payload_bytes, job.run_id,
             f"the input of tool call {call.id!r} ({call.name!r})",
         )
         try:
@@ -220,6 +250,8 @@ class TemporalEffects:
             )
         answer = unpack(text, "tool answer")
         self._charge(answer)
+        if "live" in answer:
+            self.published.add(call.id)
         if "stop" in answer:
             return Stopped(error_from(answer["stop"]))
         return outcome_from(answer)
@@ -231,6 +263,17 @@ def tools_of(agent: Agent) -> ToolRegistry:
 
     registry = getattr(agent.cognition, "tools", None)
     return registry if isinstance(registry, ToolRegistry) else ToolRegistry()
+
+
+def _last_answers(messages: Sequence[Message]) -> list[str]:
+    """The call ids of the tool results after the last assistant message."""
+    ids: list[str] = []
+    for message in reversed(messages):
+        if message.role == "assistant":
+            break
+        if message.role == "tool" and message.tool_call_id:
+            ids.append(message.tool_call_id)
+    return ids[::-1]
 
 
 def _cause(error: BaseException) -> str:
@@ -291,6 +334,9 @@ class AgentWorkflow:
         calls, nanos = start.get("spent", (0, 0))
         effects.spent = (calls, nanos)
         effects.last = state
+        if effects.live is not None:
+            effects.live = int(start.get("live", 1))
+            effects.published.update(start.get("published", ()))
         run = lifecycle.hosted_run(agent, ctx, state, effects)
         self._run = run
         try:
@@ -335,6 +381,9 @@ class AgentWorkflow:
                 f"{type(exc).__name__}: {exc}", type=type(exc).__name__, non_retryable=True
             ) from exc
         carried = dict(start)
+        if effects.live is not None:
+            carried["live"] = effects.live
+            carried["published"] = effects.published_last_turn()
         carried["state"] = effects.last
         carried["spent"] = effects.spent
         workflow.continue_as_new(pack(carried))
