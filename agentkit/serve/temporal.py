@@ -201,13 +201,6 @@ class TemporalEngine:
                 return taken
 
     async def start(self, agent: Any, request: StartRequest, run_id: str) -> None:
-        if not isinstance(request.task, str):
-            raise ServeError(400, "bad_request", '"input" must be text with the Temporal '
-                             "engine: a Temporal run's task crosses as text, media parts do "
-                             "not yet")
-        if request.settings is not None:
-            raise ServeError(400, "bad_request", '"settings" are not supported with the '
-                             "Temporal engine: the workers' agents carry their settings")
         base = self.runs.base
         now = _now()
         record = RunRecord(run_id=run_id, agent=agent.name, status="running",
@@ -216,7 +209,7 @@ class TemporalEngine:
         try:
             await self.agents.start(agent.name, request.task, run_id=run_id,
                                     scope=base.scope, autonomy=base.autonomy,
-                                    session=request.session)
+                                    session=request.session, settings=request.settings)
         except RunNotResumable:
             if await self.runs.store.get_run(run_id) is not None:
                 raise  # a start of this server's that got there first: that run is the one

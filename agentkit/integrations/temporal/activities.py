@@ -36,6 +36,7 @@ from agentkit.integrations.temporal.workflow import (
     SESSION_LOAD_ACTIVITY,
     TOOL_ACTIVITY,
 )
+from agentkit.state.media_refs import by_value
 from agentkit.state.sessions import append_turn, load_session
 
 if TYPE_CHECKING:
@@ -151,7 +152,8 @@ class AgentActivities:
         self._agent(job["agent"])
         run_id, scope, autonomy, spent, limit = call_context(job, _workflow_id())
         ctx = run_context(self.base, run_id, scope, autonomy, spent)
-        request: ChatRequest = job["request"]
+        # Media the run holds by reference (its task's) go to the model whole.
+        request: ChatRequest = await by_value(self.base.store, job["request"])
         try:
             result: LLMResult = await _in_span(
                 ctx, f"model_call {request.model}", ctx.invoker.chat(request, ctx)

@@ -20,10 +20,12 @@ from temporalio.service import RPCError
 from agentkit.agents.conversation import Opening
 from agentkit.agents.decisions import checked
 from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import RunNotResumable
 from agentkit.core.contracts.ports import Store
+from agentkit.core.contracts.settings import ModelSettings
 from agentkit.core.contracts.state_errors import SessionBusy
-from agentkit.core.contracts.types import Autonomy, Scope
+from agentkit.core.contracts.types import Autonomy, Message, Scope
 from agentkit.core.runtime.context import new_run_id
 from agentkit.integrations.temporal._values import (
     PayloadTooLarge,
@@ -42,6 +44,7 @@ from agentkit.integrations.temporal.workflow import (
     SUSPENDED_MEMO,
     WORKFLOW,
 )
+from agentkit.state.media_refs import by_reference, by_value
 
 __all__ = ["TemporalAgents"]
 
@@ -83,48 +86,60 @@ class TemporalAgents:
     async def run(
         self,
         agent_name: str,
-        task: str,
+        task: Task,
         *,
         run_id: str | None = None,
         scope: Scope | None = None,
         autonomy: Autonomy | str = "auto",
         session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AgentResult:
         """Start a run and wait until it completes or suspends."""
         started = await self.start(
-            agent_name, task, run_id=run_id, scope=scope, autonomy=autonomy, session=session
+            agent_name, task, run_id=run_id, scope=scope, autonomy=autonomy, session=session,
+            settings=settings,
         )
         return await self.result(started)
 
     async def start(
         self,
         agent_name: str,
-        task: str,
+        task: Task,
         *,
         run_id: str | None = None,
         scope: Scope | None = None,
         autonomy: Autonomy | str = "auto",
         session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> str:
-        """Start a run; returns its run id at once."""
-        if session is not None:
-            Opening(session)  # a clear ValueError for a malformed id, before starting
+        """Start a run; returns its run id at once.
+
+        ``task`` is text, or text and media parts, as for ``agent.run``; with a store,
+        the bytes of each media part are stored there once (the workers read them back
+        for each model call) and the run's history holds their keys. ``settings``
+        override the agent's own, field by field, for this run.
+        """
+        # Clear errors for a malformed session, settings or task, before starting.
+        Opening(session, None, settings)
+        opening = task_message(task)
         try:
             tier = Autonomy(autonomy).value
         except ValueError:
             accepted = [a.value for a in Autonomy]
             raise ValueError(f"unknown autonomy {autonomy!r}; expected one of {accepted}") from None
         run_id = run_id or new_run_id()
+        start: dict[str, Any] = {
+            "agent": agent_name,
+            "task": await self._task(opening),
+            "scope": scope if scope is not None else Scope(org_id=0, domain_id=0),
+            "autonomy": tier,
+            "options": self.options,
+            "session": session,
+        }
+        if settings is not None:
+            start["settings"] = settings  # left out otherwise: the start of earlier runs
         payload = pack_within(
-            {
-                "agent": agent_name,
-                "task": task,
-                "scope": scope if scope is not None else Scope(org_id=0, domain_id=0),
-                "autonomy": tier,
-                "options": self.options,
-                "session": session,
-            },
-            self.options.max_payload_bytes, run_id, "the run's start (task and options)",
+            start, self.options.max_payload_bytes, run_id, "the run's start (task and options)",
         )
         if self.store is None and len(payload) > INLINE_BYTES:
             # Its result holds the task too, and this client could not read it back.
@@ -143,6 +158,25 @@ class TemporalAgents:
             ) from None
         return run_id
 
+    async def _task(self, opening: Message) -> str | Message:
+        """What the start carries of the task: its text, or, with media, the whole user
+        message, each media part's bytes stored by reference when there is a store (a
+        workflow's state, and so every model call's input, then holds keys, not bytes).
+        A worker of before media would refuse the message rather than drop the media."""
+        if not opening.attachments:
+            return opening.content
+        if self.store is None:
+            return opening
+        stored: Message = await by_reference(self.store, opening)
+        return stored
+
+    async def _whole(self, result: AgentResult) -> AgentResult:
+        """``result`` with the media its messages hold by reference read back."""
+        if self.store is None:
+            return result
+        whole: AgentResult = await by_value(self.store, result)
+        return whole
+
     async def result(self, run_id: str) -> AgentResult:
         """The run's result once it completes or suspends (waiting until then).
 
@@ -157,14 +191,14 @@ class TemporalAgents:
         wait = _FIRST_LOOK
         while True:
             try:
-                return await asyncio.wait_for(self._final(handle), wait)
+                return await self._whole(await asyncio.wait_for(self._final(handle), wait))
             except TimeoutError:
                 pass
             described = await handle.describe()
             if SUSPENDED_MEMO in await described.memo():
                 # It waits for a person (or did, and was resumed since): the update
                 # answers when it is next at rest.
-                return await self._update(run_id, OUTCOME_UPDATE, None)
+                return await self._whole(await self._update(run_id, OUTCOME_UPDATE, None))
             wait = min(2 * wait, _LONGEST_LOOK)
 
     async def resume(self, run_id: str, decisions: Mapping[str, Any]) -> AgentResult:
@@ -175,7 +209,8 @@ class TemporalAgents:
         :class:`InvalidDecision` (a ``ValueError``, the same text as ``agent.resume``'s)
         for decisions that do not fit its pending calls (nothing changes).
         """
-        return await self._update(run_id, RESUME_UPDATE, pack(dict(decisions)))
+        return await self._whole(
+            await self._update(run_id, RESUME_UPDATE, pack(dict(decisions))))
 
     async def hand(
         self, run_id: str, decisions: Mapping[str, Any]
@@ -201,7 +236,7 @@ class TemporalAgents:
 
         async def next_result() -> AgentResult:
             try:
-                return result_from(await update.result())
+                return await self._whole(result_from(await update.result()))
             except (WorkflowUpdateFailedError, RPCError):
                 # Abandoned at continue-as-new, or another decision won the same
                 # workflow task: the run's next result is the outcome's.

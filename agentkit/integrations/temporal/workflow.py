@@ -225,6 +225,24 @@ class TemporalEffects:
         return outcome_from(answer)
 
 
+def _first_state(
+    run_id: str, agent: str, start: Mapping[str, Any], prior: tuple[Message, ...], version: int
+) -> RunState:
+    """The run's first state from its start: ``task`` is the text, or the whole user
+    message when it has media (held by reference: the model activity reads the bytes
+    back); ``settings``, when given, override the agent's. Starts of earlier versions
+    have a text task and no settings, and give the state they always gave."""
+    task = start["task"]
+    opening = task if isinstance(task, Message) else None
+    state = lifecycle.fresh_state(
+        run_id, agent, task if opening is None else opening.content, prior,
+        settings=start.get("settings"), session_version=version,
+    )
+    if opening is None:
+        return state
+    return replace(state, messages=(*state.messages[:-1], opening))
+
+
 def tools_of(agent: Agent) -> ToolRegistry:
     """The agent's tool registry (an empty one for a cognition without tools)."""
     from agentkit.tools.registry import ToolRegistry
@@ -284,9 +302,7 @@ class AgentWorkflow:
                     prior = agent.history.trim(prior)
             # The state names no session: the workflow appends the turn by activity
             # (below), never from workflow code; ``start`` carries the session id.
-            state = lifecycle.fresh_state(
-                info.workflow_id, agent.name, start["task"], prior, session_version=version
-            )
+            state = _first_state(info.workflow_id, agent.name, start, prior, version)
         effects = TemporalEffects(agent, ctx, options)
         calls, nanos = start.get("spent", (0, 0))
         effects.spent = (calls, nanos)
