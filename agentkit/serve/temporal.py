@@ -11,7 +11,10 @@ workflow's history (one span per model or tool activity).
 
 Decisions are checked by the shared decision module, in the workflow's update
 validator; two deciders at once are kept to one winner by a claim in the store, keyed
-by the suspension the record shows, which a cancel of the suspended run takes too.
+by the suspension the record shows, which a cancel of the suspended run takes too
+(:mod:`agentkit.serve.claims`: a claim left by a server that died before handing its
+decision over is taken over once its lease ran out), and by the workflow, which takes
+one decision per suspension.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -38,11 +44,11 @@ from agentkit.agents.events import (
 )
 from agentkit.agents.registry import result_record
 from agentkit.agents.result import AgentResult
-from agentkit.core.contracts.errors import RunNotResumable
+from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunQuery, RunRecord
-from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
+from agentkit.serve.claims import CLAIM_LEASE, DecisionClaims
 from agentkit.serve.engine import Host, ServeError, StartRequest
 from agentkit.state.traces import RunTrace, TraceSpan
 
@@ -58,13 +64,14 @@ class TemporalEngine:
     ``client`` is a connected Temporal :class:`~temporalio.client.Client` or the
     address to connect to when the server starts (in ``namespace``). The workers must
     host the served agents and share the server's store (the context's): sessions,
-    large payloads and the registry live there.
+    large payloads and the registry live there. ``claim_lease`` is how many seconds a
+    decision's claim is its server's alone (:mod:`agentkit.serve.claims`).
     """
 
     name = "temporal"
 
     def __init__(self, client: Client | str, *, task_queue: str, namespace: str = "default",
-                 options: RunOptions | None = None) -> None:
+                 options: RunOptions | None = None, claim_lease: float = CLAIM_LEASE) -> None:
         if not task_queue or not isinstance(task_queue, str):
             raise ValueError(f"TemporalEngine(task_queue=...) must be a non-empty string, "
                              f"got {task_queue!r}")
@@ -81,9 +88,19 @@ class TemporalEngine:
         self._runs: Host | None = None
         self._watching: dict[str, asyncio.Task[None]] = {}
         self._seen: dict[str, int] = {}
+        self._lease = claim_lease
+        self._claims: DecisionClaims | None = None
 
     def bind(self, runs: Host) -> None:
         self._runs = runs
+        owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._claims = DecisionClaims(runs.store, owner=owner, lease=self._lease,
+                                      still_waiting=self._still_waiting)
+
+    @property
+    def claims(self) -> DecisionClaims:
+        assert self._claims is not None, "bind() first"
+        return self._claims
 
     @property
     def runs(self) -> Host:
@@ -223,14 +240,14 @@ class TemporalEngine:
         self._seen[run_id] = 0
         self._follow(record, _outcome(self.agents, run_id))
 
-    async def _claim(self, record: RunRecord, by: str) -> None:
-        """Take the suspension ``record`` shows, for one decision or cancel only."""
-        key = f"agentkit:serve:claim:{record.run_id}:{record.updated!r}"
+    async def _still_waiting(self, run_id: str, at: int | None) -> bool:
+        """The run's workflow waits for a decision, at suspension ``at`` if given."""
         try:
-            await self.runs.store.set_versioned(key, by, expected_version=0)
-        except VersionConflict:
-            raise RunNotResumable(record.run_id, "another decision (or a cancel) was "
-                                  "accepted first") from None
+            if await self.agents.pending(run_id) is None:
+                return False
+            return at is None or await self.agents.suspension(run_id) == at
+        except RPCError:
+            return False  # no such workflow (any more)
 
     async def decide(self, agent: Any, record: RunRecord, decisions: Mapping[str, Any]) -> None:
         run_id = record.run_id
@@ -238,8 +255,13 @@ class TemporalEngine:
             raise RunNotResumable(run_id, f"it is {record.status}, not suspended")
         # Checked before the claim, so a refused decision leaves the run to the next.
         await self.agents.check(run_id, decisions)
-        await self._claim(record, "decision")
-        next_result = await self.agents.hand(run_id, decisions)
+        at = await self.agents.suspension(run_id)
+        claim = await self.claims.take(record, "decision", at)
+        try:
+            next_result = await self.agents.hand(run_id, decisions, at=at)
+        except (RunNotResumable, InvalidDecision):
+            await self.claims.release(record, claim)
+            raise
         running = RunRecord(run_id=run_id, agent=record.agent, status="running",
                             scope=record.scope, created=record.created, updated=_now(),
                             session=record.session, usage=record.usage,
@@ -253,7 +275,7 @@ class TemporalEngine:
             raise RunNotResumable(run_id, f"it is {record.status}; only a running or "
                                   "suspended run can be cancelled")
         if record.status == "suspended":
-            await self._claim(record, reason)
+            await self.claims.take(record, reason, await self.agents.suspension(run_id))
         handle = self.agents.client.get_workflow_handle(run_id)
         await handle.cancel()
         if record.status == "running":

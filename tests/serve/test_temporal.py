@@ -3,6 +3,7 @@ server is up, and the next server follows it from the registry to its end."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import httpx2
@@ -10,13 +11,27 @@ from temporalio.client import Client
 
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.testing import Turn
-from agentkit.integrations.temporal import AgentWorker
+from agentkit.integrations.temporal import AgentWorker, TemporalAgents
+from agentkit.serve.claims import DecisionClaims
 from agentkit.serve.temporal import TemporalEngine
 from agentkit.state.stores.memory import InMemoryStore
-from tests.serve.served import TOKENS, ByTask, Shop, bearer, context_for, create_app, served
+from tests.serve.served import (
+    TOKENS,
+    ByTask,
+    Shop,
+    bearer,
+    context_for,
+    create_app,
+    refund_turns,
+    served,
+)
 from tests.serve.test_api import sse
 
 ANA = bearer("tok-ana")
+
+
+async def _never_asked(run_id: str, at: int | None) -> bool:
+    raise AssertionError("a claim taken where none was is taken without asking the run")
 
 
 async def test_a_run_left_running_by_a_stopped_server_is_followed_by_the_next(
@@ -47,3 +62,51 @@ async def test_a_run_left_running_by_a_stopped_server_is_followed_by_the_next(
     assert [e["event"] for e in events] == ["tool_call", "tool_result", "final"]
     assert (run["status"], run["output"]) == ("complete", "It shipped.")
     assert len(llm.fakes["look"].requests) == 2
+
+
+async def test_a_decision_claim_left_by_a_server_that_died_is_taken_over_after_its_lease(
+    temporal_address: str,
+) -> None:
+    """A server that took a suspension's decision claim and died before handing the
+    decision to the workflow leaves the claim behind: until its lease runs out a
+    decision is 409 (its owner may still be handing over), then the next one takes it
+    over, since the workflow still waits at that suspension, and runs the tool once."""
+    shop = Shop()
+    store = InMemoryStore()
+    run_id = f"t-{uuid.uuid4().hex[:12]}"
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    context = context_for(llm, store)
+    client = await Client.connect(temporal_address)
+    queue = f"serve-{uuid.uuid4().hex[:12]}"
+    lease = 0.5
+    async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
+        app = create_app([shop.support], context=context, auth=TOKENS,
+                         engine=TemporalEngine(client, task_queue=queue, claim_lease=lease))
+        async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+            held = await http.post("/v1/agents/support/runs", json={
+                "input": "refund A", "run_id": run_id, "wait": True}, headers=ANA)
+            assert held.json()["status"] == "suspended"
+            # What the server that died left: the claim, taken with its lease, and the
+            # run's record still suspended (it never handed the decision over).
+            record = await store.get_run(run_id)
+            assert record is not None
+            at = await TemporalAgents(client, task_queue=queue).suspension(run_id)
+            dead = DecisionClaims(store, owner="a server that died", lease=lease,
+                                  still_waiting=_never_asked)
+            await dead.take(record, "decision", at)
+            early = await http.post(f"/v1/runs/{run_id}/decisions",
+                                    json={"decisions": {"c1": "approve"}}, headers=ANA)
+            assert (early.status_code, early.json()["error"]["message"]) == (
+                409, f"run {run_id!r} cannot be resumed: another decision (or a cancel) "
+                "was accepted first")
+            await asyncio.sleep(lease)  # the dead server's lease runs out
+            taken = await http.post(f"/v1/runs/{run_id}/decisions",
+                                    json={"decisions": {"c1": "approve"}}, headers=ANA)
+            assert taken.status_code == 202
+            events = await sse(http, f"/v1/runs/{run_id}/events", last="3")
+            run = (await http.get(f"/v1/runs/{run_id}", headers=ANA)).json()
+    assert [e["event"] for e in events] == ["tool_result", "final"]
+    assert (run["status"], run["output"]) == ("complete", "Refunded A.")
+    assert [(d["call_id"], d["by"]) for d in run["decisions"]] == [("c1", "ana")]
+    assert shop.refunds == [("A", 10)]
+

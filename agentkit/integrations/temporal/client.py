@@ -12,7 +12,6 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
-    WorkflowUpdateStage,
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
@@ -38,6 +37,7 @@ from agentkit.integrations.temporal._values import (
 )
 from agentkit.integrations.temporal.payloads import INLINE_BYTES, with_stored_payloads
 from agentkit.integrations.temporal.workflow import (
+    DECIDE_UPDATE,
     OUTCOME_UPDATE,
     PENDING_QUERY,
     RESUME_UPDATE,
@@ -213,36 +213,29 @@ class TemporalAgents:
             await self._update(run_id, RESUME_UPDATE, pack(dict(decisions))))
 
     async def hand(
-        self, run_id: str, decisions: Mapping[str, Any]
+        self, run_id: str, decisions: Mapping[str, Any], *, at: int | None = None
     ) -> Callable[[], Awaitable[AgentResult]]:
         """Give a suspended run the human's decisions and return as soon as the run
-        accepted them (refusing them as :meth:`resume` does); calling what this
-        returns waits for the run's next result. A server answers the person at once
-        this way, and follows the run in the background."""
-        # The workflow's validator refuses the same decisions, but a refused update
-        # started this way only says so when its result is awaited.
-        await self.check(run_id, decisions)
+        took them (refusing them as :meth:`resume` does); calling what this returns
+        waits for the run's next result. A server answers the person at once this
+        way, and follows the run in the background.
+
+        With ``at`` (the run's :meth:`suspension` the decisions answer), the run takes
+        them only at that suspension, so of two deciders of one suspension at most
+        one reaches the run, even if the other comes after the run has moved on and
+        waits again for calls of the same ids: the other gets :class:`RunNotResumable`.
+        """
         handle = self.client.get_workflow_handle(run_id, result_type=str)
+        args: list[Any] = [pack(dict(decisions))] if at is None else [pack(dict(decisions)), at]
         try:
-            update = await handle.start_update(
-                RESUME_UPDATE, pack(dict(decisions)), result_type=str,
-                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-            )
+            # The update ends as the run takes the decisions (or refuses them).
+            await handle.execute_update(DECIDE_UPDATE, args=args)
         except WorkflowUpdateFailedError as exc:
             _refused(run_id, exc.cause)
             raise
         except RPCError:
             raise RunNotResumable(run_id, "it is not waiting for a decision") from None
-
-        async def next_result() -> AgentResult:
-            try:
-                return await self._whole(result_from(await update.result()))
-            except (WorkflowUpdateFailedError, RPCError):
-                # Abandoned at continue-as-new, or another decision won the same
-                # workflow task: the run's next result is the outcome's.
-                return await self.result(run_id)
-
-        return next_result
+        return lambda: self.result(run_id)
 
     async def check(self, run_id: str, decisions: Mapping[str, Any]) -> None:
         """Raise what :meth:`resume` would for ``decisions`` (:class:`RunNotResumable`
@@ -252,6 +245,14 @@ class TemporalAgents:
         if pending is None:
             raise RunNotResumable(run_id, "it is not waiting for a decision")
         checked(run_id, pending.kinds, decisions)
+
+    async def suspension(self, run_id: str) -> int | None:
+        """Which suspension the run is at: the count of results it had settled when it
+        last suspended (1 at its first), from its memo; None for a run that never
+        suspended (or began before the count was kept)."""
+        described = await self.client.get_workflow_handle(run_id).describe()
+        at = (await described.memo()).get(SUSPENDED_MEMO)
+        return at if isinstance(at, int) and not isinstance(at, bool) else None
 
     async def pending(self, run_id: str) -> Suspended | None:
         """What waits for a person: the run's :class:`Suspended` record, or None."""

@@ -66,6 +66,7 @@ SESSION_LOAD_ACTIVITY = "agentkit.session_load"
 SESSION_COMMIT_ACTIVITY = "agentkit.session_commit"
 OUTCOME_UPDATE = "agentkit.outcome"
 RESUME_UPDATE = "agentkit.resume"
+DECIDE_UPDATE = "agentkit.decide"
 PENDING_QUERY = "agentkit.pending"
 SUSPENDED_MEMO = "agentkit.suspended"
 """The memo (and patch id) a run upserts each time it suspends: the count of results
@@ -279,6 +280,8 @@ class AgentWorkflow:
     async def run(self, payload: str) -> str:
         start = unpack(payload, "start")
         info = workflow.info()
+        # Counted across continue-as-new, so a decision's suspension is never reused.
+        self._settled = start.get("settled", 0)
         agent = hosted(info.task_queue, start["agent"])
         scope: Scope = start["scope"]
         options: RunOptions = start["options"]
@@ -353,6 +356,7 @@ class AgentWorkflow:
         carried = dict(start)
         carried["state"] = effects.last
         carried["spent"] = effects.spent
+        carried["settled"] = self._settled
         workflow.continue_as_new(pack(carried))
 
     @staticmethod
@@ -405,12 +409,24 @@ class AgentWorkflow:
         return self._answer()
 
     @workflow.update(name=RESUME_UPDATE)
-    async def resume(self, decisions: str) -> str:
-        """Hand the human's decisions to the suspended run; its next result."""
+    async def resume(self, decisions: str, at: int | None = None) -> str:
+        """Hand the human's decisions to the suspended run (at suspension ``at``, when
+        given: see :meth:`_checked`); its next result."""
         settled = self._settled
-        self._decisions = self._checked(decisions)
+        self._decisions = self._checked(decisions, at)
         await workflow.wait_condition(lambda: self._settled > settled)
         return self._answer()
+
+    @workflow.update(name=DECIDE_UPDATE)
+    def decide(self, decisions: str, at: int | None = None) -> None:
+        """Hand the human's decisions to the suspended run and return at once: a
+        refusal (see :meth:`_checked`) is the update's, so the caller knows which
+        decider of a suspension the run took."""
+        self._decisions = self._checked(decisions, at)
+
+    @decide.validator
+    def _validate_decide(self, decisions: str, at: int | None = None) -> None:
+        self._checked(decisions, at)
 
     def _answer(self) -> str:
         if self._failure is not None:
@@ -419,14 +435,23 @@ class AgentWorkflow:
         return result_to(self._result)
 
     @resume.validator
-    def _validate_resume(self, decisions: str) -> None:
-        self._checked(decisions)
+    def _validate_resume(self, decisions: str, at: int | None = None) -> None:
+        self._checked(decisions, at)
 
-    def _checked(self, decisions: str) -> Mapping[str, Any]:
+    def _checked(self, decisions: str, at: int | None) -> Mapping[str, Any]:
+        """The decisions, checked; refused unless the run waits, no decision reached it
+        yet and, given ``at``, it waits at that suspension (the count of results
+        settled), so a late decider never decides a later suspension."""
         run = self._run
         if run is None or not self._waiting or self._decisions is not None:
             raise ApplicationError(
                 "the run is not waiting for a decision", type="RunNotResumable"
+            )
+        if at is not None and at != self._settled:
+            raise ApplicationError(
+                f"another decision (or a cancel) was accepted first: the run has left "
+                f"suspension {at} (it waits at suspension {self._settled})",
+                type="RunNotResumable",
             )
         given = unpack(decisions, "decisions")
         try:
