@@ -7,7 +7,9 @@ the next one follows the runs the registry says are running), and the server wri
 the run registry's records from each result the workflow reports, since the workflow
 writes nothing of its own to the store. A run's events are the ones its results show
 (tool calls, tool results, interrupts, the final event); its trace is built from the
-workflow's history (one span per model or tool activity).
+workflow's history (one span per model or tool activity). Served
+:class:`~agentkit.agents.workflow.Workflow` objects run in the server's process, on an
+:class:`~agentkit.serve.inprocess.InProcessEngine` of the engine's own.
 
 Decisions are checked by the shared decision module, in the workflow's update
 validator; two deciders at once are kept to one winner by a claim in the store, keyed
@@ -44,12 +46,15 @@ from agentkit.agents.events import (
 )
 from agentkit.agents.registry import result_record
 from agentkit.agents.result import AgentResult
+from agentkit.agents.workflow import Workflow
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
 from agentkit.serve.claims import CLAIM_LEASE, DecisionClaims
 from agentkit.serve.engine import Host, ServeError, StartRequest
+from agentkit.serve.inprocess import InProcessEngine
+from agentkit.serve.workflows import recover_workflow
 from agentkit.state.traces import RunTrace, TraceSpan
 
 __all__ = ["TemporalEngine"]
@@ -90,9 +95,12 @@ class TemporalEngine:
         self._seen: dict[str, int] = {}
         self._lease = claim_lease
         self._claims: DecisionClaims | None = None
+        self._local = InProcessEngine()
+        """Where served Workflows run: in this process, as on the in-process engine."""
 
     def bind(self, runs: Host) -> None:
         self._runs = runs
+        self._local.bind(runs)
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._claims = DecisionClaims(runs.store, owner=owner, lease=self._lease,
                                       still_waiting=self._still_waiting)
@@ -115,10 +123,11 @@ class TemporalEngine:
         return self._agents
 
     def check(self, agent: Any) -> None:
-        if not isinstance(agent, Agent):
+        if not isinstance(agent, Agent | Workflow):
             raise TypeError(
-                f"create_app(..., engine=TemporalEngine(...)) serves Agent objects (the "
-                f"ones AgentWorker hosts), got {agent!r}; a Workflow runs in-process only"
+                "create_app(..., engine=TemporalEngine(...)) serves Agent objects (run on "
+                "the workers of its task queue, which must host them) and Workflow objects "
+                f"(run in this server's process), got {agent!r}"
             )
 
     # -- the registry, from results ----------------------------------------------------
@@ -209,7 +218,11 @@ class TemporalEngine:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
                                                             limit=500))
             for record in page.records:
-                if record.agent in self.runs.agents and record.run_id not in self._watching:
+                served = self.runs.agents.get(record.agent)
+                if isinstance(served, Workflow):
+                    recover_workflow(self._local, served, record)
+                    taken += 1
+                elif served is not None and record.run_id not in self._watching:
                     self.runs.event_log(record.run_id, fresh=True)
                     self._follow(record, _outcome(self.agents, record.run_id))
                     taken += 1
@@ -218,6 +231,9 @@ class TemporalEngine:
                 return taken
 
     async def start(self, agent: Any, request: StartRequest, run_id: str) -> None:
+        if isinstance(agent, Workflow):
+            await self._local.start(agent, request, run_id)
+            return
         base = self.runs.base
         now = _now()
         record = RunRecord(run_id=run_id, agent=agent.name, status="running",
@@ -250,6 +266,9 @@ class TemporalEngine:
             return False  # no such workflow (any more)
 
     async def decide(self, agent: Any, record: RunRecord, decisions: Mapping[str, Any]) -> None:
+        if isinstance(agent, Workflow):
+            await self._local.decide(agent, record, decisions)
+            return
         run_id = record.run_id
         if record.status != "suspended":
             raise RunNotResumable(run_id, f"it is {record.status}, not suspended")
@@ -270,6 +289,8 @@ class TemporalEngine:
         self._follow(running, next_result)
 
     async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:
+        if isinstance(agent, Workflow):
+            return await self._local.cancel(agent, record, reason)
         run_id = record.run_id
         if record.status not in ("running", "suspended"):
             raise RunNotResumable(run_id, f"it is {record.status}; only a running or "
@@ -289,12 +310,17 @@ class TemporalEngine:
         return "cancelled"
 
     async def wait(self, run_id: str) -> None:
+        await self._local.wait(run_id)
         task = self._watching.get(run_id)
         if task is not None:
             await asyncio.shield(task)
 
     async def trace(self, run_id: str) -> RunTrace:
-        """One span per model or tool activity of the run's workflow, from its history."""
+        """One span per model or tool activity of the run's workflow, from its history
+        (a served Workflow's run: its spans, as on the in-process engine)."""
+        record = await self.runs.store.get_run(run_id)
+        if record is not None and isinstance(self.runs.agents.get(record.agent), Workflow):
+            return await self._local.trace(run_id)
         handle = self.agents.client.get_workflow_handle(run_id)
         spans: dict[int, TraceSpan] = {}
         try:
@@ -318,6 +344,7 @@ class TemporalEngine:
         return RunTrace(run_id=run_id, spans=tuple(spans.values()))
 
     async def close(self) -> None:
+        await self._local.close()
         tasks = list(self._watching.values())
         for task in tasks:
             task.cancel()

@@ -177,8 +177,9 @@ async def apps_on(engine: str, request: pytest.FixtureRequest, store: Any
 
             client = await Client.connect(request.getfixturevalue("temporal_address"))
             queue = f"serve-{uuid.uuid4().hex[:12]}"
+            hosted = [a for a in agents if isinstance(a, Agent)]  # Workflows: the server's
             await stack.enter_async_context(AgentWorker(
-                client, task_queue=queue, agents=agents, context=context))
+                client, task_queue=queue, agents=hosted, context=context))
             return create_app(agents, context=context,
                               engine=TemporalEngine(client, task_queue=queue), **options)
 
