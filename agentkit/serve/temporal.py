@@ -276,16 +276,24 @@ class TemporalEngine:
         await self.agents.check(run_id, decisions)
         at = await self.agents.suspension(run_id)
         claim = await self.claims.take(record, "decision", at)
-        try:
-            next_result = await self.agents.hand(run_id, decisions, at=at)
-        except (RunNotResumable, InvalidDecision):
-            await self.claims.release(record, claim)
-            raise
         running = RunRecord(run_id=run_id, agent=record.agent, status="running",
                             scope=record.scope, created=record.created, updated=_now(),
                             session=record.session, usage=record.usage,
                             cost_usd=record.cost_usd)
+        # Registered before the decision is handed over: a server that dies now or
+        # just after leaves a running record, which the next server follows (to this
+        # suspension again if the decision never arrived), not a suspended one that
+        # nobody follows while its workflow goes on.
         await self._put(running)
+        try:
+            next_result = await self.agents.hand(run_id, decisions, at=at)
+        except (RunNotResumable, InvalidDecision):
+            await self._put(record)  # refused: the run waits as it did
+            await self.claims.release(record, claim)
+            raise
+        except Exception:
+            self._follow(running, _outcome(self.agents, run_id))  # it may have arrived
+            raise
         self._follow(running, next_result)
 
     async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:

@@ -4,7 +4,9 @@ server is up, and the next server follows it from the registry to its end."""
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
+from dataclasses import replace
 
 import httpx2
 from temporalio.client import Client
@@ -110,3 +112,44 @@ async def test_a_decision_claim_left_by_a_server_that_died_is_taken_over_after_i
     assert [(d["call_id"], d["by"]) for d in run["decisions"]] == [("c1", "ana")]
     assert shop.refunds == [("A", 10)]
 
+
+
+async def test_a_run_whose_server_died_handing_a_decision_over_is_followed_by_the_next(
+    temporal_address: str,
+) -> None:
+    """A server registers a decided run as running before it hands the decision over;
+    dying then, it leaves that record, and the next server follows the run: back to
+    waiting if the decision never arrived, and a decision then goes through."""
+    shop = Shop()
+    store = InMemoryStore()
+    run_id = f"t-{uuid.uuid4().hex[:12]}"
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    context = context_for(llm, store)
+    client = await Client.connect(temporal_address)
+    queue = f"serve-{uuid.uuid4().hex[:12]}"
+
+    def app() -> object:
+        return create_app([shop.support], context=context, auth=TOKENS,
+                          engine=TemporalEngine(client, task_queue=queue))
+
+    async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
+        async with served(app()) as url, httpx2.AsyncClient(base_url=url) as http:
+            await http.post("/v1/agents/support/runs", json={
+                "input": "refund A", "run_id": run_id, "wait": True}, headers=ANA)
+        record = await store.get_run(run_id)
+        assert record is not None and record.status == "suspended"
+        await store.put_run(replace(record, status="running", pending=(),
+                                    updated=time.time()))  # and then it died
+        async with served(app()) as url, httpx2.AsyncClient(base_url=url) as http:
+            events = await sse(http, f"/v1/runs/{run_id}/events")
+            waiting = (await http.get(f"/v1/runs/{run_id}", headers=ANA)).json()
+            decided = await http.post(f"/v1/runs/{run_id}/decisions",
+                                      json={"decisions": {"c1": "approve"}}, headers=ANA)
+            ended = await sse(http, f"/v1/runs/{run_id}/events", last=events[-1]["id"])
+    assert [e["event"] for e in events] == ["tool_call", "interrupt", "final"]
+    assert (waiting["status"], [p["call_id"] for p in waiting["pending"]]) == (
+        "suspended", ["c1"])
+    assert decided.status_code == 202
+    assert [e["event"] for e in ended][-1] == "final"
+    assert ended[-1]["data"]["output"] == "Refunded A."
+    assert shop.refunds == [("A", 10)]
