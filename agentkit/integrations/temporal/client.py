@@ -63,8 +63,9 @@ class TemporalAgents:
     :meth:`resume` gives it the decisions for its :meth:`pending` calls.
 
     ``store`` is the workers' store: a run's start, result or pending calls over
-    128 KiB cross Temporal by key and are written and read there. Without it, a start
-    that large is refused with :class:`PayloadTooLarge`, and such a result with
+    128 KiB cross Temporal by key and are written and read there, and so are the bytes
+    of the media in a task. Without it, a start that large is refused with
+    :class:`PayloadTooLarge`, and such a result with
     :class:`~agentkit.state.blobs.BlobMissing`.
     """
 
@@ -187,6 +188,12 @@ class TemporalAgents:
         (an update would add a workflow task, or two, depending on when it landed);
         once the run has suspended, its result so far is asked for by update.
         """
+        return await self._result_after(run_id, None)
+
+    async def _result_after(self, run_id: str, left: int | None) -> AgentResult:
+        """:meth:`result`, once the run has left suspension ``left`` (its memo counts
+        past it): a run decided at ``left`` that then completes is waited for by its
+        close alone."""
         handle = self.client.get_workflow_handle(run_id, result_type=str)
         wait = _FIRST_LOOK
         while True:
@@ -195,7 +202,8 @@ class TemporalAgents:
             except TimeoutError:
                 pass
             described = await handle.describe()
-            if SUSPENDED_MEMO in await described.memo():
+            at = (await described.memo()).get(SUSPENDED_MEMO)
+            if at is not None and (left is None or not isinstance(at, int) or at > left):
                 # It waits for a person (or did, and was resumed since): the update
                 # answers when it is next at rest.
                 return await self._whole(await self._update(run_id, OUTCOME_UPDATE, None))
@@ -235,7 +243,7 @@ class TemporalAgents:
             raise
         except RPCError:
             raise RunNotResumable(run_id, "it is not waiting for a decision") from None
-        return lambda: self.result(run_id)
+        return lambda: self._result_after(run_id, at)
 
     async def check(self, run_id: str, decisions: Mapping[str, Any]) -> None:
         """Raise what :meth:`resume` would for ``decisions`` (:class:`RunNotResumable`
