@@ -1,6 +1,6 @@
 """Workflows served beside agents: started, listed, waiting in the inbox at their gates,
-decided (422 and one winner as for agents), in the server's process on either engine
-(the Temporal engine's workers host the agents only)."""
+decided (422 and one winner as for agents) and cancelled, in the server's process on
+either engine (the Temporal engine's workers host the agents only)."""
 
 from __future__ import annotations
 
