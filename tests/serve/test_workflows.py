@@ -238,9 +238,15 @@ async def test_with_the_temporal_engine_a_workflow_runs_in_the_server_beside_its
             assert [(e["event"], e["data"]["output"]) for e in ended] == [
                 ("final", {"post": "posted"})]
             await sse(http, "/v1/runs/ta1/events", last="3")
+            await http.post("/v1/agents/review/runs", json={
+                "input": "the next post", "run_id": "tw2", "wait": True}, headers=ANA)
+            cancelled = await http.post("/v1/runs/tw2/cancel", headers=ANA)
+            assert (cancelled.status_code, cancelled.json()) == (
+                202, {"run_id": "tw2", "status": "cancelled"})
             runs = (await http.get("/v1/runs", headers=ANA)).json()["runs"]
             assert sorted((r["run_id"], r["status"], r["output"]) for r in runs) == [
-                ("ta1", "complete", "Refunded A."), ("tw1", "complete", {"post": "posted"})]
+                ("ta1", "complete", "Refunded A."), ("tw1", "complete", {"post": "posted"}),
+                ("tw2", "cancelled", None)]
     assert (posted, shop.refunds) == (["draft of the launch post"], [("A", 10)])
 
 
