@@ -18,6 +18,7 @@ from agentkit.core.testing import Turn
 from agentkit.serve.temporal import TemporalEngine
 from agentkit.state.stores.memory import InMemoryStore
 from tests.serve.served import (
+    ENGINES,
     TOKENS,
     ByTask,
     Shop,
@@ -258,3 +259,29 @@ def test_the_temporal_engine_refuses_what_is_neither_an_agent_nor_a_workflow() -
         "create_app(..., engine=TemporalEngine(...)) serves Agent objects (run on the "
         "workers of its task queue, which must host them) and Workflow objects (run in "
         "this server's process), got 'review'")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_workflow_left_running_by_a_stopped_server_is_recovered_by_the_next(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    started, release, posted = asyncio.Event(), asyncio.Event(), []
+    shop = Shop()
+    store = InMemoryStore()
+    async with apps_on(engine, request, store) as make:
+        def app() -> Any:
+            return make([shop.support, slow_review(started, release, posted)],
+                        context=context_for(ByTask({}), store), auth=TOKENS)
+
+        async with served(await app()) as url, httpx2.AsyncClient(base_url=url) as http:
+            begun = await http.post("/v1/agents/slow/runs", json={
+                "input": "the post", "run_id": "wr"}, headers=ANA)
+            assert begun.status_code == 202
+            await asyncio.wait_for(started.wait(), 10)
+        release.set()  # the step stopped with its server; the next one runs it again
+        async with served(await app()) as url, httpx2.AsyncClient(base_url=url) as http:
+            events = await sse(http, "/v1/runs/wr/events")
+            run = (await http.get("/v1/runs/wr", headers=ANA)).json()
+    assert [(e["event"], e["data"]["output"]) for e in events] == [
+        ("final", {"post": "posted"})]
+    assert (run["status"], posted) == ("complete", ["draft of the post"])
