@@ -32,7 +32,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+)
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError
 
@@ -262,8 +267,8 @@ class TemporalEngine:
             if await self.agents.pending(run_id) is None:
                 return False
             return at is None or await self.agents.suspension(run_id) == at
-        except RPCError:
-            return False  # no such workflow (any more)
+        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError):
+            return False  # no such workflow (any more), or one that cannot be asked
 
     async def decide(self, agent: Any, record: RunRecord, decisions: Mapping[str, Any]) -> None:
         if isinstance(agent, Workflow):
