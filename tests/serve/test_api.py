@@ -4,6 +4,7 @@ traces, the approval inbox, decisions (one winner), cancel, sessions, errors, ac
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
+from agentkit.core.contracts.media import File, Image
 from agentkit.core.contracts.settings import ModelSettings
 from agentkit.core.contracts.types import Scope, ToolCall
 from agentkit.core.testing import Turn
@@ -335,6 +337,49 @@ async def test_settings_given_at_start_reach_the_model_request(
         assert bad.status_code == 400
     assert llm.fakes["hi"].requests[0].settings == ModelSettings(temperature=0.2,
                                                                   max_tokens=40)
+
+
+async def test_media_parts_in_the_input_reach_the_model_whole(
+    store: Any, make_app: MakeApp
+) -> None:
+    picture = Image(bytes(range(256)) * 800, "image/png")
+    llm = ByTask({"look at these\nand this": [Turn(content="Seen.")]})
+    app = await make_app([Shop().support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        done = await http.post("/v1/agents/support/runs", json={"input": [
+            {"type": "text", "text": "look at these"},
+            {"type": "image", "data": base64.b64encode(picture.data).decode(),
+             "media_type": "image/png"},
+            {"type": "text", "text": "and this"},
+            {"type": "file", "url": "https://example.com/q3.pdf",
+             "media_type": "application/pdf", "name": "q3.pdf"}], "wait": True}, headers=ANA)
+        assert (done.status_code, done.json()["output"]) == (200, "Seen.")
+
+        async def refused(part: Any) -> str:
+            answer = await http.post("/v1/agents/support/runs", json={"input": [part]},
+                                     headers=ANA)
+            assert answer.status_code == 400
+            return str(answer.json()["error"]["message"])
+
+        assert await refused({"type": "image", "media_type": "image/png"}) == (
+            'part 0 (image) needs "data" (its bytes, in base64) or "url", one of them')
+        assert await refused({"type": "image", "data": "not base64!",
+                              "media_type": "image/png"}) == (
+            'part 0 (image): "data" is not base64')
+        assert await refused({"type": "audio", "url": "ftp://x/a.wav",
+                              "media_type": "audio/wav"}) == (
+            "part 0 (audio): Audio.url must be an http(s) URL, got 'ftp://x/a.wav'")
+        assert await refused({"type": "image", "url": "https://x/a.png", "name": "a"}) == (
+            "part 0 (image) has unknown field(s) ['name']; accepted: ['data', "
+            "'media_type', 'type', 'url']")
+        assert await refused({"type": "video"}) == (
+            'part 0 is none of these: "input" must be text, or a list of parts: {"type": '
+            '"text", "text": ...}, or {"type": "image" | "audio" | "file", "data": <base64> '
+            'or "url": ..., "media_type": ...} (a file may have a "name")')
+    [user] = [m for m in llm.fakes["look at these\nand this"].requests[0].messages
+              if m.role == "user"]
+    assert (user.content, user.attachments) == ("look at these\nand this", (
+        picture, File(b"", "application/pdf", "q3.pdf", url="https://example.com/q3.pdf")))
 
 
 async def test_the_trace_is_a_tree_of_the_runs_spans(
