@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity
@@ -15,7 +16,7 @@ from agentkit.agents.outcomes import Answered, Stopped
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.state_errors import SessionBusy
-from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
+from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Message, Scope
 from agentkit.core.policies.budget import Budget, run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
@@ -36,7 +37,7 @@ from agentkit.integrations.temporal.workflow import (
     SESSION_LOAD_ACTIVITY,
     TOOL_ACTIVITY,
 )
-from agentkit.state.media_refs import by_value
+from agentkit.state.media_refs import by_reference, by_value
 from agentkit.state.sessions import append_turn, load_session
 
 if TYPE_CHECKING:
@@ -191,6 +192,12 @@ class AgentActivities:
         spent = _spent_since(ctx.budget, job.spent)
         if isinstance(outcome, Stopped):
             return pack(answer_fields({"stop": error_fields(outcome.error)}, spent))
+        if isinstance(outcome, Answered) and outcome.attachments:
+            # By reference, as the task's media: stored once, where every later model
+            # call's input would otherwise carry the bytes again.
+            held = await by_reference(
+                self.base.store, Message("tool", attachments=outcome.attachments))
+            outcome = replace(outcome, attachments=held.attachments)
         limit = call_context(given, workflow_id)[4]
         text = pack(answer_fields(outcome_fields(outcome), spent))
         if len(text) <= limit:
