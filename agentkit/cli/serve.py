@@ -6,7 +6,8 @@ defines; ``def context() -> RunContext`` gives the base context, else one is mad
 ``make_ctx`` from the first agent's model spec. ``--store`` replaces the context's store.
 The command prints the address, serves until SIGINT or SIGTERM, then stops the runs in
 flight at their last checkpoint (the next start recovers them). With ``--temporal`` the
-runs execute on the workers of ``--task-queue`` instead, and go on while it is stopped.
+agents' runs execute on the workers of ``--task-queue`` instead, and go on while it is
+stopped (a module's Workflows still run in the server's process).
 """
 
 from __future__ import annotations
@@ -68,12 +69,13 @@ def _tokens(token_env: str | None, tokens_file: str | None) -> dict[str, Princip
     return None
 
 
-def _agents(target: str, temporal: bool) -> tuple[Any, list[Any]]:
+def _agents(target: str) -> tuple[Any, list[Any]]:
     from agentkit.agents.agent import Agent
     from agentkit.agents.workflow import Workflow
 
-    # Temporal workers host Agents only; in-process, Workflows are served too.
-    kinds: tuple[type, ...] = (Agent,) if temporal else (Agent, Workflow)
+    # Workflows run in the server's process on either engine (Temporal workers host
+    # the Agents).
+    kinds: tuple[type, ...] = (Agent, Workflow)
     module, named = load_target(target)
     if named is not None:
         agents = find_agents(named, kinds)
@@ -130,7 +132,7 @@ def serve_agents_command(
     except ValueError as error:
         raise UsageError(f"--host {host}: {error}") from None
     opened = open_store(store)
-    module, agents = _agents(target, temporal is not None)
+    module, agents = _agents(target)
     from agentkit.serve import create_app
 
     engine = None if temporal is None or task_queue is None else _temporal(

@@ -34,6 +34,7 @@ from agentkit.integrations.http_hosts import (
 )
 from agentkit.serve.access import Access, Principal
 from agentkit.serve.engine import Engine
+from agentkit.serve.inputs import task_of
 from agentkit.serve.openapi import openapi_document
 from agentkit.serve.runs import ServedRuns, ServeError, StartRequest
 from agentkit.serve.wire import INBOX_KINDS, jsonable, record_data, waiting_data
@@ -261,18 +262,6 @@ def _text(value: Any, what: str) -> str | None:
                      f"{json.dumps(value)[:80]}")
 
 
-def _task(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list) and all(
-        isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
-        for p in value
-    ):
-        return "\n".join(p["text"] for p in value)
-    raise ServeError(400, "bad_request", '"input" must be text, or a list of parts '
-                     '[{"type": "text", "text": "..."}]')
-
-
 def _settings(value: Any) -> ModelSettings | None:
     if value is None:
         return None
@@ -297,7 +286,7 @@ async def start_run(request: Request) -> Response:
     wait = body.get("wait", False)
     if not isinstance(wait, bool):
         raise ServeError(400, "bad_request", '"wait" must be true or false')
-    start = StartRequest(agent=agent.name, task=_task(body["input"]),
+    start = StartRequest(agent=agent.name, task=task_of(body["input"]),
                          session=_text(body.get("session"), "session"),
                          settings=_settings(body.get("settings")),
                          run_id=_text(body.get("run_id"), "run_id"))

@@ -12,11 +12,16 @@ the next one follows the runs the registry says are running), and the server wri
 the run registry's records from each result the workflow reports, since the workflow
 writes nothing of its own to the store. A run's events are the ones its results show
 (tool calls, tool results, interrupts, the final event); its trace is built from the
-workflow's history (one span per model or tool activity).
+workflow's history (one span per model or tool activity). Served
+:class:`~agentkit.agents.workflow.Workflow` objects run in the server's process, on an
+:class:`~agentkit.serve.inprocess.InProcessEngine` of the engine's own.
 
 Decisions are checked by the shared decision module, in the workflow's update
 validator; two deciders at once are kept to one winner by a claim in the store, keyed
-by the suspension the record shows, which a cancel of the suspended run takes too.
+by the suspension the record shows, which a cancel of the suspended run takes too
+(:mod:`agentkit.serve.claims`: a claim left by a server that died before handing its
+decision over is taken over once its lease ran out), and by the workflow, which takes
+one decision per suspension.
 """
 
 from __future__ import annotations
@@ -25,12 +30,20 @@ import asyncio
 import dataclasses
 import json
 import logging
+import os
+import socket
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+)
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError
 
@@ -44,13 +57,16 @@ from agentkit.agents.events import (
 )
 from agentkit.agents.registry import result_record
 from agentkit.agents.result import AgentResult
-from agentkit.core.contracts.errors import RunNotResumable
+from agentkit.agents.workflow import Workflow
+from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.runs import RunQuery, RunRecord
-from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
+from agentkit.serve.claims import CLAIM_LEASE, DecisionClaims
 from agentkit.serve.engine import Host, ServeError, StartRequest
+from agentkit.serve.inprocess import InProcessEngine
 from agentkit.serve.temporal_live import LiveEvents
+from agentkit.serve.workflows import recover_workflow
 from agentkit.state.traces import RunTrace, TraceSpan
 
 __all__ = ["TemporalEngine"]
@@ -65,13 +81,14 @@ class TemporalEngine:
     ``client`` is a connected Temporal :class:`~temporalio.client.Client` or the
     address to connect to when the server starts (in ``namespace``). The workers must
     host the served agents and share the server's store (the context's): sessions,
-    large payloads and the registry live there.
+    large payloads and the registry live there. ``claim_lease`` is how many seconds a
+    decision's claim is its server's alone (:mod:`agentkit.serve.claims`).
     """
 
     name = "temporal"
 
     def __init__(self, client: Client | str, *, task_queue: str, namespace: str = "default",
-                 options: RunOptions | None = None) -> None:
+                 options: RunOptions | None = None, claim_lease: float = CLAIM_LEASE) -> None:
         if not task_queue or not isinstance(task_queue, str):
             raise ValueError(f"TemporalEngine(task_queue=...) must be a non-empty string, "
                              f"got {task_queue!r}")
@@ -89,9 +106,22 @@ class TemporalEngine:
         self._live: dict[str, LiveEvents] = {}
         self._watching: dict[str, asyncio.Task[None]] = {}
         self._seen: dict[str, int] = {}
+        self._lease = claim_lease
+        self._claims: DecisionClaims | None = None
+        self._local = InProcessEngine()
+        """Where served Workflows run: in this process, as on the in-process engine."""
 
     def bind(self, runs: Host) -> None:
         self._runs = runs
+        self._local.bind(runs)
+        owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._claims = DecisionClaims(runs.store, owner=owner, lease=self._lease,
+                                      still_waiting=self._still_waiting)
+
+    @property
+    def claims(self) -> DecisionClaims:
+        assert self._claims is not None, "bind() first"
+        return self._claims
 
     @property
     def runs(self) -> Host:
@@ -106,10 +136,11 @@ class TemporalEngine:
         return self._agents
 
     def check(self, agent: Any) -> None:
-        if not isinstance(agent, Agent):
+        if not isinstance(agent, Agent | Workflow):
             raise TypeError(
-                f"create_app(..., engine=TemporalEngine(...)) serves Agent objects (the "
-                f"ones AgentWorker hosts), got {agent!r}; a Workflow runs in-process only"
+                "create_app(..., engine=TemporalEngine(...)) serves Agent objects (run on "
+                "the workers of its task queue, which must host them) and Workflow objects "
+                f"(run in this server's process), got {agent!r}"
             )
 
     # -- the registry, from results ----------------------------------------------------
@@ -214,7 +245,11 @@ class TemporalEngine:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
                                                             limit=500))
             for record in page.records:
-                if record.agent in self.runs.agents and record.run_id not in self._watching:
+                served = self.runs.agents.get(record.agent)
+                if isinstance(served, Workflow):
+                    recover_workflow(self._local, served, record)
+                    taken += 1
+                elif served is not None and record.run_id not in self._watching:
                     self.runs.event_log(record.run_id, fresh=True)
                     self._follow(record, _outcome(self.agents, record.run_id))
                     taken += 1
@@ -223,13 +258,9 @@ class TemporalEngine:
                 return taken
 
     async def start(self, agent: Any, request: StartRequest, run_id: str) -> None:
-        if not isinstance(request.task, str):
-            raise ServeError(400, "bad_request", '"input" must be text with the Temporal '
-                             "engine: a Temporal run's task crosses as text, media parts do "
-                             "not yet")
-        if request.settings is not None:
-            raise ServeError(400, "bad_request", '"settings" are not supported with the '
-                             "Temporal engine: the workers' agents carry their settings")
+        if isinstance(agent, Workflow):
+            await self._local.start(agent, request, run_id)
+            return
         base = self.runs.base
         now = _now()
         record = RunRecord(run_id=run_id, agent=agent.name, status="running",
@@ -238,7 +269,7 @@ class TemporalEngine:
         try:
             await self.agents.start(agent.name, request.task, run_id=run_id,
                                     scope=base.scope, autonomy=base.autonomy,
-                                    session=request.session)
+                                    session=request.session, settings=request.settings)
         except RunNotResumable:
             if await self.runs.store.get_run(run_id) is not None:
                 raise  # a start of this server's that got there first: that run is the one
@@ -252,37 +283,55 @@ class TemporalEngine:
         self._seen[run_id] = 0
         self._follow(record, _outcome(self.agents, run_id))
 
-    async def _claim(self, record: RunRecord, by: str) -> None:
-        """Take the suspension ``record`` shows, for one decision or cancel only."""
-        key = f"agentkit:serve:claim:{record.run_id}:{record.updated!r}"
+    async def _still_waiting(self, run_id: str, at: int | None) -> bool:
+        """The run's workflow waits for a decision, at suspension ``at`` if given."""
         try:
-            await self.runs.store.set_versioned(key, by, expected_version=0)
-        except VersionConflict:
-            raise RunNotResumable(record.run_id, "another decision (or a cancel) was "
-                                  "accepted first") from None
+            if await self.agents.pending(run_id) is None:
+                return False
+            return at is None or await self.agents.suspension(run_id) == at
+        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError):
+            return False  # no such workflow (any more), or one that cannot be asked
 
     async def decide(self, agent: Any, record: RunRecord, decisions: Mapping[str, Any]) -> None:
+        if isinstance(agent, Workflow):
+            await self._local.decide(agent, record, decisions)
+            return
         run_id = record.run_id
         if record.status != "suspended":
             raise RunNotResumable(run_id, f"it is {record.status}, not suspended")
         # Checked before the claim, so a refused decision leaves the run to the next.
         await self.agents.check(run_id, decisions)
-        await self._claim(record, "decision")
-        next_result = await self.agents.hand(run_id, decisions)
+        at = await self.agents.suspension(run_id)
+        claim = await self.claims.take(record, "decision", at)
         running = RunRecord(run_id=run_id, agent=record.agent, status="running",
                             scope=record.scope, created=record.created, updated=_now(),
                             session=record.session, usage=record.usage,
                             cost_usd=record.cost_usd)
+        # Registered before the decision is handed over: a server that dies now or
+        # just after leaves a running record, which the next server follows (to this
+        # suspension again if the decision never arrived), not a suspended one that
+        # nobody follows while its workflow goes on.
         await self._put(running)
+        try:
+            next_result = await self.agents.hand(run_id, decisions, at=at)
+        except (RunNotResumable, InvalidDecision):
+            await self._put(record)  # refused: the run waits as it did
+            await self.claims.release(record, claim)
+            raise
+        except Exception:
+            self._follow(running, _outcome(self.agents, run_id))  # it may have arrived
+            raise
         self._follow(running, next_result)
 
     async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:
+        if isinstance(agent, Workflow):
+            return await self._local.cancel(agent, record, reason)
         run_id = record.run_id
         if record.status not in ("running", "suspended"):
             raise RunNotResumable(run_id, f"it is {record.status}; only a running or "
                                   "suspended run can be cancelled")
         if record.status == "suspended":
-            await self._claim(record, reason)
+            await self.claims.take(record, reason, await self.agents.suspension(run_id))
         handle = self.agents.client.get_workflow_handle(run_id)
         await handle.cancel()
         if record.status == "running":
@@ -296,12 +345,17 @@ class TemporalEngine:
         return "cancelled"
 
     async def wait(self, run_id: str) -> None:
+        await self._local.wait(run_id)
         task = self._watching.get(run_id)
         if task is not None:
             await asyncio.shield(task)
 
     async def trace(self, run_id: str) -> RunTrace:
-        """One span per model or tool activity of the run's workflow, from its history."""
+        """One span per model or tool activity of the run's workflow, from its history
+        (a served Workflow's run: its spans, as on the in-process engine)."""
+        record = await self.runs.store.get_run(run_id)
+        if record is not None and isinstance(self.runs.agents.get(record.agent), Workflow):
+            return await self._local.trace(run_id)
         handle = self.agents.client.get_workflow_handle(run_id)
         spans: dict[int, TraceSpan] = {}
         try:
@@ -325,6 +379,7 @@ class TemporalEngine:
         return RunTrace(run_id=run_id, spans=tuple(spans.values()))
 
     async def close(self) -> None:
+        await self._local.close()
         tasks = list(self._watching.values())
         for task in tasks:
             task.cancel()

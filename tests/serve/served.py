@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,56 @@ async def served(app: Any) -> AsyncIterator[str]:
         sock.close()
 
 
+MakeApp = Callable[..., Awaitable[Any]]
+"""``await make(agents, context=..., **create_app_options)``: an app on an engine."""
+
+ENGINES = ["in-process", "temporal"]
+"""The engines a face is proven on: runs in the server's process, or Temporal workflows
+(a real dev server and a real worker in this process, sharing the context's store)."""
+
+
+@contextlib.asynccontextmanager
+async def apps_on(engine: str, request: pytest.FixtureRequest, store: Any
+                  ) -> AsyncIterator[MakeApp]:
+    """Makes apps on ``engine``; on Temporal, each with a worker hosting the same agents
+    on a task queue of its own, and the runs ``store``'s registry lists ended when the
+    block ends (workflow ids are the dev server's for the session, so the next test may
+    use the same run ids)."""
+    async with contextlib.AsyncExitStack() as stack:
+        if engine == "temporal":
+            stack.push_async_callback(_terminate_runs, request, store)
+
+        async def make(agents: Any, *, context: Any, **options: Any) -> Any:
+            if engine != "temporal":
+                return create_app(agents, context=context, **options)
+            from temporalio.client import Client
+
+            from agentkit.integrations.temporal import AgentWorker
+            from agentkit.serve.temporal import TemporalEngine
+
+            client = await Client.connect(request.getfixturevalue("temporal_address"))
+            queue = f"serve-{uuid.uuid4().hex[:12]}"
+            hosted = [a for a in agents if isinstance(a, Agent)]  # Workflows: the server's
+            await stack.enter_async_context(AgentWorker(
+                client, task_queue=queue, agents=hosted, context=context))
+            return create_app(agents, context=context,
+                              engine=TemporalEngine(client, task_queue=queue), **options)
+
+        yield make
+
+
+async def _terminate_runs(request: pytest.FixtureRequest, store: Any) -> None:
+    from temporalio.client import Client
+    from temporalio.service import RPCError
+
+    from agentkit.core.contracts.runs import RunQuery
+
+    client = await Client.connect(request.getfixturevalue("temporal_address"))
+    for record in (await store.list_runs(RunQuery(limit=1000))).records:
+        with contextlib.suppress(RPCError):
+            await client.get_workflow_handle(record.run_id).terminate("test over")
+
+
 OPERATOR = Principal("ana")
 VIEWER = Principal("viewer", can_decide=False)
 TOKENS = {"tok-ana": OPERATOR, "tok-viewer": VIEWER,
@@ -157,4 +208,4 @@ def bearer(token: str) -> dict[str, str]:
     return {"authorization": f"Bearer {token}"}
 
 
-__all__ = ["ByTask", "Shop", "context_for", "create_app", "served"]
+__all__ = ["ENGINES", "ByTask", "MakeApp", "Shop", "apps_on", "context_for", "create_app", "served"]

@@ -4,10 +4,9 @@ traces, the approval inbox, decisions (one winner), cancel, sessions, errors, ac
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import base64
 import json
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,8 @@ import pytest
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
-from agentkit.core.contracts.runs import RunQuery
+from agentkit.core.contracts.media import File, Image
+from agentkit.core.contracts.settings import ModelSettings
 from agentkit.core.contracts.types import Scope, ToolCall
 from agentkit.core.testing import Turn
 from agentkit.serve import Principal
@@ -24,11 +24,12 @@ from tests.serve.served import (
     DEADLINE,
     TOKENS,
     ByTask,
+    MakeApp,
     Shop,
+    apps_on,
     bearer,
     close_store,
     context_for,
-    create_app,
     nested_turns,
     open_store,
     refund_turns,
@@ -57,46 +58,15 @@ async def store(backend: str, request: pytest.FixtureRequest, tmp_path: Path
     await close_store(opened)
 
 
-MakeApp = Callable[..., Awaitable[Any]]
-
-
 @pytest.fixture
 async def make_app(
     backend: str, store: Any, request: pytest.FixtureRequest
 ) -> AsyncIterator[MakeApp]:
     """``await make_app(agents, context=..., **create_app_options)``: the app on the
     backend under test; on Temporal, with a worker hosting the same agents."""
-    async with contextlib.AsyncExitStack() as stack:
-        if backend == "temporal":
-            # Workflow ids are the dev server's, for the session: end this test's runs
-            # (the registry lists them), so the next test can use the same run ids.
-            stack.push_async_callback(_terminate_runs, request, store)
-        async def make(agents: Any, *, context: Any, **options: Any) -> Any:
-            if backend != "temporal":
-                return create_app(agents, context=context, **options)
-            from temporalio.client import Client
-
-            from agentkit.integrations.temporal import AgentWorker
-            from agentkit.serve.temporal import TemporalEngine
-
-            client = await Client.connect(request.getfixturevalue("temporal_address"))
-            queue = f"serve-{uuid.uuid4().hex[:12]}"
-            await stack.enter_async_context(AgentWorker(
-                client, task_queue=queue, agents=agents, context=context))
-            return create_app(agents, context=context,
-                              engine=TemporalEngine(client, task_queue=queue), **options)
-
+    async with apps_on("temporal" if backend == "temporal" else "in-process", request,
+                       store) as make:
         yield make
-
-
-async def _terminate_runs(request: pytest.FixtureRequest, store: Any) -> None:
-    from temporalio.client import Client
-    from temporalio.service import RPCError
-
-    client = await Client.connect(request.getfixturevalue("temporal_address"))
-    for record in (await store.list_runs(RunQuery(limit=1000))).records:
-        with contextlib.suppress(RPCError):
-            await client.get_workflow_handle(record.run_id).terminate("test over")
 
 
 async def sse(http: httpx2.AsyncClient, url: str, last: str | None = None) -> list[dict[str, Any]]:
@@ -347,6 +317,67 @@ async def test_sessions_list_and_show_their_conversation(store: Any, make_app: M
         missing = await http.get("/v1/sessions/nope", headers=ANA)
         assert (missing.status_code, missing.json()) == (404, {"error": {
             "type": "unknown_session", "message": "no session 'nope' is known here"}})
+
+
+async def test_settings_given_at_start_reach_the_model_request(
+    store: Any, make_app: MakeApp
+) -> None:
+    shop = Shop()
+    llm = ByTask({"hi": [Turn(content="Hello!")]})
+    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        done = await http.post("/v1/agents/support/runs", json={
+            "input": "hi", "settings": {"temperature": 0.2, "max_tokens": 40},
+            "wait": True}, headers=ANA)
+        assert (done.status_code, done.json()["output"]) == (200, "Hello!")
+        bad = await http.post("/v1/agents/support/runs", json={
+            "input": "hi", "settings": {"warmth": 1}}, headers=ANA)
+        assert bad.status_code == 400
+    assert llm.fakes["hi"].requests[0].settings == ModelSettings(temperature=0.2,
+                                                                  max_tokens=40)
+
+
+async def test_media_parts_in_the_input_reach_the_model_whole(
+    store: Any, make_app: MakeApp
+) -> None:
+    picture = Image(bytes(range(256)) * 800, "image/png")
+    llm = ByTask({"look at these\nand this": [Turn(content="Seen.")]})
+    app = await make_app([Shop().support], context=context_for(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        done = await http.post("/v1/agents/support/runs", json={"input": [
+            {"type": "text", "text": "look at these"},
+            {"type": "image", "data": base64.b64encode(picture.data).decode(),
+             "media_type": "image/png"},
+            {"type": "text", "text": "and this"},
+            {"type": "file", "url": "https://example.com/q3.pdf",
+             "media_type": "application/pdf", "name": "q3.pdf"}], "wait": True}, headers=ANA)
+        assert (done.status_code, done.json()["output"]) == (200, "Seen.")
+
+        async def refused(part: Any) -> str:
+            answer = await http.post("/v1/agents/support/runs", json={"input": [part]},
+                                     headers=ANA)
+            assert answer.status_code == 400
+            return str(answer.json()["error"]["message"])
+
+        assert await refused({"type": "image", "media_type": "image/png"}) == (
+            'part 0 (image) needs "data" (its bytes, in base64) or "url", one of them')
+        assert await refused({"type": "image", "data": "not base64!",
+                              "media_type": "image/png"}) == (
+            'part 0 (image): "data" is not base64')
+        assert await refused({"type": "audio", "url": "ftp://x/a.wav",
+                              "media_type": "audio/wav"}) == (
+            "part 0 (audio): Audio.url must be an http(s) URL, got 'ftp://x/a.wav'")
+        assert await refused({"type": "image", "url": "https://x/a.png", "name": "a"}) == (
+            "part 0 (image) has unknown field(s) ['name']; accepted: ['data', "
+            "'media_type', 'type', 'url']")
+        assert await refused({"type": "video"}) == (
+            'part 0 is none of these: "input" must be text, or a list of parts: {"type": '
+            '"text", "text": ...}, or {"type": "image" | "audio" | "file", "data": <base64> '
+            'or "url": ..., "media_type": ...} (a file may have a "name")')
+    [user] = [m for m in llm.fakes["look at these\nand this"].requests[0].messages
+              if m.role == "user"]
+    assert (user.content, user.attachments) == ("look at these\nand this", (
+        picture, File(b"", "application/pdf", "q3.pdf", url="https://example.com/q3.pdf")))
 
 
 async def test_the_trace_is_a_tree_of_the_runs_spans(

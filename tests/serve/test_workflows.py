@@ -1,6 +1,6 @@
-"""Workflows served beside agents, on the in-process engine: started, listed, waiting in
-the inbox at their gates, decided (422 and one winner as for agents), and refused with a
-clear error by the Temporal engine, whose workers host agents only."""
+"""Workflows served beside agents: started, listed, waiting in the inbox at their gates,
+decided (422 and one winner as for agents) and cancelled, in the server's process on
+either engine (the Temporal engine's workers host the agents only)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,19 @@ from agentkit.agents.workflow import Workflow
 from agentkit.core.runtime import RunContext
 from agentkit.core.testing import Turn
 from agentkit.serve.temporal import TemporalEngine
+from agentkit.state.stores.memory import InMemoryStore
 from tests.serve.served import (
+    ENGINES,
     TOKENS,
     ByTask,
     Shop,
+    apps_on,
     bearer,
     close_store,
     context_for,
     create_app,
     open_store,
+    refund_turns,
     served,
 )
 from tests.serve.test_api import sse
@@ -203,11 +207,81 @@ async def test_a_cancel_and_a_decision_on_a_waiting_workflow_at_once_have_one_wi
             assert run["status"] in ("cancelled", "complete")
 
 
-def test_the_temporal_engine_refuses_a_workflow_naming_what_it_serves() -> None:
-    workflow = review([])
+async def test_with_the_temporal_engine_a_workflow_runs_in_the_server_beside_its_agents(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Agents run on the Temporal workers; a Workflow served beside them runs in the
+    server's process (as on the in-process engine), behind the same API."""
+    posted: list[str] = []
+    shop = Shop()
+    store = InMemoryStore()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    async with apps_on("temporal", request, store) as make:
+        app = await make([shop.support, review(posted)], context=context_for(llm, store),
+                         auth=TOKENS)
+        async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+            served_ = (await http.get("/v1/agents", headers=ANA)).json()["agents"]
+            assert [(a["name"], a["kind"]) for a in served_] == [
+                ("support", "agent"), ("review", "workflow")]
+            for agent, task, run_id in (("review", "the launch post", "tw1"),
+                                        ("support", "refund A", "ta1")):
+                held = await http.post(f"/v1/agents/{agent}/runs", json={
+                    "input": task, "run_id": run_id, "wait": True}, headers=ANA)
+                assert (held.status_code, held.json()["status"]) == (200, "suspended")
+            inbox = (await http.get("/v1/approvals", headers=ANA)).json()["approvals"]
+            assert [(a["run_id"], a["call_id"], a["tool"]) for a in inbox] == [
+                ("ta1", "c1", "refund"), ("tw1", "publish", "human_gate")]
+            for run_id, decisions in (("tw1", {"publish": "approve"}), ("ta1", {"c1": "approve"})):
+                decided = await http.post(f"/v1/runs/{run_id}/decisions",
+                                          json={"decisions": decisions}, headers=ANA)
+                assert decided.status_code == 202
+            ended = await sse(http, "/v1/runs/tw1/events", last="2")
+            assert [(e["event"], e["data"]["output"]) for e in ended] == [
+                ("final", {"post": "posted"})]
+            await sse(http, "/v1/runs/ta1/events", last="4")  # after the suspension's final
+            await http.post("/v1/agents/review/runs", json={
+                "input": "the next post", "run_id": "tw2", "wait": True}, headers=ANA)
+            cancelled = await http.post("/v1/runs/tw2/cancel", headers=ANA)
+            assert (cancelled.status_code, cancelled.json()) == (
+                202, {"run_id": "tw2", "status": "cancelled"})
+            runs = (await http.get("/v1/runs", headers=ANA)).json()["runs"]
+            assert sorted((r["run_id"], r["status"], r["output"]) for r in runs) == [
+                ("ta1", "complete", "Refunded A."), ("tw1", "complete", {"post": "posted"}),
+                ("tw2", "cancelled", None)]
+    assert (posted, shop.refunds) == (["draft of the launch post"], [("A", 10)])
+
+
+def test_the_temporal_engine_refuses_what_is_neither_an_agent_nor_a_workflow() -> None:
     with pytest.raises(TypeError) as info:
-        create_app([workflow], context=context_for(ByTask({}), None),
+        create_app([Shop().support, "review"], context=context_for(ByTask({}), None),
                    engine=TemporalEngine("localhost:7233", task_queue="q"))
     assert str(info.value) == (
-        "create_app(..., engine=TemporalEngine(...)) serves Agent objects (the ones "
-        f"AgentWorker hosts), got {workflow!r}; a Workflow runs in-process only")
+        "create_app(..., engine=TemporalEngine(...)) serves Agent objects (run on the "
+        "workers of its task queue, which must host them) and Workflow objects (run in "
+        "this server's process), got 'review'")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_workflow_left_running_by_a_stopped_server_is_recovered_by_the_next(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    started, release, posted = asyncio.Event(), asyncio.Event(), []
+    shop = Shop()
+    store = InMemoryStore()
+    async with apps_on(engine, request, store) as make:
+        def app() -> Any:
+            return make([shop.support, slow_review(started, release, posted)],
+                        context=context_for(ByTask({}), store), auth=TOKENS)
+
+        async with served(await app()) as url, httpx2.AsyncClient(base_url=url) as http:
+            begun = await http.post("/v1/agents/slow/runs", json={
+                "input": "the post", "run_id": "wr"}, headers=ANA)
+            assert begun.status_code == 202
+            await asyncio.wait_for(started.wait(), 10)
+        release.set()  # the step stopped with its server; the next one runs it again
+        async with served(await app()) as url, httpx2.AsyncClient(base_url=url) as http:
+            events = await sse(http, "/v1/runs/wr/events")
+            run = (await http.get("/v1/runs/wr", headers=ANA)).json()
+    assert [(e["event"], e["data"]["output"]) for e in events] == [
+        ("final", {"post": "posted"})]
+    assert (run["status"], posted) == ("complete", ["draft of the post"])

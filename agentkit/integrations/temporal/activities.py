@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from temporalio import activity
@@ -16,7 +17,7 @@ from agentkit.agents.outcomes import Answered, Stopped
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.state_errors import SessionBusy
-from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Scope
+from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Message, Scope
 from agentkit.core.policies.budget import Budget, run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.core.runtime.spans import TRACE_SEED, open_span
@@ -38,6 +39,7 @@ from agentkit.integrations.temporal.workflow import (
     SESSION_LOAD_ACTIVITY,
     TOOL_ACTIVITY,
 )
+from agentkit.state.media_refs import by_reference, by_value
 from agentkit.state.sessions import append_turn, load_session
 
 if TYPE_CHECKING:
@@ -179,7 +181,8 @@ class AgentActivities:
         live = self._publisher(job)
         run_id, scope, autonomy, spent, limit = call_context(job, _workflow_id())
         ctx = run_context(self.base, run_id, scope, autonomy, spent)
-        request: ChatRequest = job["request"]
+        # Media the run holds by reference (its task's) go to the model whole.
+        request: ChatRequest = await by_value(self.base.store, job["request"])
         try:
             if live is None:
                 result: LLMResult = await _in_span(
@@ -233,6 +236,12 @@ class AgentActivities:
         spent = _spent_since(ctx.budget, job.spent)
         if isinstance(outcome, Stopped):
             return pack(answer_fields({"stop": error_fields(outcome.error)}, spent))
+        if isinstance(outcome, Answered) and outcome.attachments:
+            # By reference, as the task's media: stored once, where every later model
+            # call's input would otherwise carry the bytes again.
+            held = await by_reference(
+                self.base.store, Message("tool", attachments=outcome.attachments))
+            outcome = replace(outcome, attachments=held.attachments)
         limit = call_context(given, workflow_id)[4]
         live = self._publisher(given)
         text = pack(answer_fields(outcome_fields(outcome), spent))

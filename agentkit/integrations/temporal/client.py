@@ -12,7 +12,6 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
-    WorkflowUpdateStage,
 )
 from temporalio.exceptions import ApplicationError, WorkflowAlreadyStartedError
 from temporalio.service import RPCError
@@ -20,10 +19,12 @@ from temporalio.service import RPCError
 from agentkit.agents.conversation import Opening
 from agentkit.agents.decisions import checked
 from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import RunNotResumable
 from agentkit.core.contracts.ports import Store
+from agentkit.core.contracts.settings import ModelSettings
 from agentkit.core.contracts.state_errors import SessionBusy
-from agentkit.core.contracts.types import Autonomy, Scope
+from agentkit.core.contracts.types import Autonomy, Message, Scope
 from agentkit.core.runtime.context import new_run_id
 from agentkit.integrations.temporal._values import (
     PayloadTooLarge,
@@ -36,12 +37,14 @@ from agentkit.integrations.temporal._values import (
 )
 from agentkit.integrations.temporal.payloads import INLINE_BYTES, with_stored_payloads
 from agentkit.integrations.temporal.workflow import (
+    DECIDE_UPDATE,
     OUTCOME_UPDATE,
     PENDING_QUERY,
     RESUME_UPDATE,
     SUSPENDED_MEMO,
     WORKFLOW,
 )
+from agentkit.state.media_refs import by_reference, by_value
 
 __all__ = ["TemporalAgents"]
 
@@ -60,8 +63,9 @@ class TemporalAgents:
     :meth:`resume` gives it the decisions for its :meth:`pending` calls.
 
     ``store`` is the workers' store: a run's start, result or pending calls over
-    128 KiB cross Temporal by key and are written and read there. Without it, a start
-    that large is refused with :class:`PayloadTooLarge`, and such a result with
+    128 KiB cross Temporal by key and are written and read there, and so are the bytes
+    of the media in a task. Without it, a start that large is refused with
+    :class:`PayloadTooLarge`, and such a result with
     :class:`~agentkit.state.blobs.BlobMissing`.
     """
 
@@ -83,48 +87,60 @@ class TemporalAgents:
     async def run(
         self,
         agent_name: str,
-        task: str,
+        task: Task,
         *,
         run_id: str | None = None,
         scope: Scope | None = None,
         autonomy: Autonomy | str = "auto",
         session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> AgentResult:
         """Start a run and wait until it completes or suspends."""
         started = await self.start(
-            agent_name, task, run_id=run_id, scope=scope, autonomy=autonomy, session=session
+            agent_name, task, run_id=run_id, scope=scope, autonomy=autonomy, session=session,
+            settings=settings,
         )
         return await self.result(started)
 
     async def start(
         self,
         agent_name: str,
-        task: str,
+        task: Task,
         *,
         run_id: str | None = None,
         scope: Scope | None = None,
         autonomy: Autonomy | str = "auto",
         session: str | None = None,
+        settings: ModelSettings | None = None,
     ) -> str:
-        """Start a run; returns its run id at once."""
-        if session is not None:
-            Opening(session)  # a clear ValueError for a malformed id, before starting
+        """Start a run; returns its run id at once.
+
+        ``task`` is text, or text and media parts, as for ``agent.run``; with a store,
+        the bytes of each media part are stored there once (the workers read them back
+        for each model call) and the run's history holds their keys. ``settings``
+        override the agent's own, field by field, for this run.
+        """
+        # Clear errors for a malformed session, settings or task, before starting.
+        Opening(session, None, settings)
+        opening = task_message(task)
         try:
             tier = Autonomy(autonomy).value
         except ValueError:
             accepted = [a.value for a in Autonomy]
             raise ValueError(f"unknown autonomy {autonomy!r}; expected one of {accepted}") from None
         run_id = run_id or new_run_id()
+        start: dict[str, Any] = {
+            "agent": agent_name,
+            "task": await self._task(opening),
+            "scope": scope if scope is not None else Scope(org_id=0, domain_id=0),
+            "autonomy": tier,
+            "options": self.options,
+            "session": session,
+        }
+        if settings is not None:
+            start["settings"] = settings  # left out otherwise: the start of earlier runs
         payload = pack_within(
-            {
-                "agent": agent_name,
-                "task": task,
-                "scope": scope if scope is not None else Scope(org_id=0, domain_id=0),
-                "autonomy": tier,
-                "options": self.options,
-                "session": session,
-            },
-            self.options.max_payload_bytes, run_id, "the run's start (task and options)",
+            start, self.options.max_payload_bytes, run_id, "the run's start (task and options)",
         )
         if self.store is None and len(payload) > INLINE_BYTES:
             # Its result holds the task too, and this client could not read it back.
@@ -143,6 +159,25 @@ class TemporalAgents:
             ) from None
         return run_id
 
+    async def _task(self, opening: Message) -> str | Message:
+        """What the start carries of the task: its text, or, with media, the whole user
+        message, each media part's bytes stored by reference when there is a store (a
+        workflow's state, and so every model call's input, then holds keys, not bytes).
+        A worker of before media would refuse the message rather than drop the media."""
+        if not opening.attachments:
+            return opening.content
+        if self.store is None:
+            return opening
+        stored: Message = await by_reference(self.store, opening)
+        return stored
+
+    async def _whole(self, result: AgentResult) -> AgentResult:
+        """``result`` with the media its messages hold by reference read back."""
+        if self.store is None:
+            return result
+        whole: AgentResult = await by_value(self.store, result)
+        return whole
+
     async def result(self, run_id: str) -> AgentResult:
         """The run's result once it completes or suspends (waiting until then).
 
@@ -153,18 +188,25 @@ class TemporalAgents:
         (an update would add a workflow task, or two, depending on when it landed);
         once the run has suspended, its result so far is asked for by update.
         """
+        return await self._result_after(run_id, None)
+
+    async def _result_after(self, run_id: str, left: int | None) -> AgentResult:
+        """:meth:`result`, once the run has left suspension ``left`` (its memo counts
+        past it): a run decided at ``left`` that then completes is waited for by its
+        close alone."""
         handle = self.client.get_workflow_handle(run_id, result_type=str)
         wait = _FIRST_LOOK
         while True:
             try:
-                return await asyncio.wait_for(self._final(handle), wait)
+                return await self._whole(await asyncio.wait_for(self._final(handle), wait))
             except TimeoutError:
                 pass
             described = await handle.describe()
-            if SUSPENDED_MEMO in await described.memo():
+            at = (await described.memo()).get(SUSPENDED_MEMO)
+            if at is not None and (left is None or not isinstance(at, int) or at > left):
                 # It waits for a person (or did, and was resumed since): the update
                 # answers when it is next at rest.
-                return await self._update(run_id, OUTCOME_UPDATE, None)
+                return await self._whole(await self._update(run_id, OUTCOME_UPDATE, None))
             wait = min(2 * wait, _LONGEST_LOOK)
 
     async def resume(self, run_id: str, decisions: Mapping[str, Any]) -> AgentResult:
@@ -175,39 +217,33 @@ class TemporalAgents:
         :class:`InvalidDecision` (a ``ValueError``, the same text as ``agent.resume``'s)
         for decisions that do not fit its pending calls (nothing changes).
         """
-        return await self._update(run_id, RESUME_UPDATE, pack(dict(decisions)))
+        return await self._whole(
+            await self._update(run_id, RESUME_UPDATE, pack(dict(decisions))))
 
     async def hand(
-        self, run_id: str, decisions: Mapping[str, Any]
+        self, run_id: str, decisions: Mapping[str, Any], *, at: int | None = None
     ) -> Callable[[], Awaitable[AgentResult]]:
         """Give a suspended run the human's decisions and return as soon as the run
-        accepted them (refusing them as :meth:`resume` does); calling what this
-        returns waits for the run's next result. A server answers the person at once
-        this way, and follows the run in the background."""
-        # The workflow's validator refuses the same decisions, but a refused update
-        # started this way only says so when its result is awaited.
-        await self.check(run_id, decisions)
+        took them (refusing them as :meth:`resume` does); calling what this returns
+        waits for the run's next result. A server answers the person at once this
+        way, and follows the run in the background.
+
+        With ``at`` (the run's :meth:`suspension` the decisions answer), the run takes
+        them only at that suspension, so of two deciders of one suspension at most
+        one reaches the run, even if the other comes after the run has moved on and
+        waits again for calls of the same ids: the other gets :class:`RunNotResumable`.
+        """
         handle = self.client.get_workflow_handle(run_id, result_type=str)
+        args: list[Any] = [pack(dict(decisions))] if at is None else [pack(dict(decisions)), at]
         try:
-            update = await handle.start_update(
-                RESUME_UPDATE, pack(dict(decisions)), result_type=str,
-                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
-            )
+            # The update ends as the run takes the decisions (or refuses them).
+            await handle.execute_update(DECIDE_UPDATE, args=args)
         except WorkflowUpdateFailedError as exc:
             _refused(run_id, exc.cause)
             raise
         except RPCError:
             raise RunNotResumable(run_id, "it is not waiting for a decision") from None
-
-        async def next_result() -> AgentResult:
-            try:
-                return result_from(await update.result())
-            except (WorkflowUpdateFailedError, RPCError):
-                # Abandoned at continue-as-new, or another decision won the same
-                # workflow task: the run's next result is the outcome's.
-                return await self.result(run_id)
-
-        return next_result
+        return lambda: self._result_after(run_id, at)
 
     async def check(self, run_id: str, decisions: Mapping[str, Any]) -> None:
         """Raise what :meth:`resume` would for ``decisions`` (:class:`RunNotResumable`
@@ -217,6 +253,14 @@ class TemporalAgents:
         if pending is None:
             raise RunNotResumable(run_id, "it is not waiting for a decision")
         checked(run_id, pending.kinds, decisions)
+
+    async def suspension(self, run_id: str) -> int | None:
+        """Which suspension the run is at: the count of results it had settled when it
+        last suspended (1 at its first), from its memo; None for a run that never
+        suspended (or began before the count was kept)."""
+        described = await self.client.get_workflow_handle(run_id).describe()
+        at = (await described.memo()).get(SUSPENDED_MEMO)
+        return at if isinstance(at, int) and not isinstance(at, bool) else None
 
     async def pending(self, run_id: str) -> Suspended | None:
         """What waits for a person: the run's :class:`Suspended` record, or None."""

@@ -3,35 +3,28 @@ effects (each model call and each tool call an activity; the workflow's own stat
 the checkpoint; a suspended run waits on an update for the human's decisions).
 
 Workflow code must be deterministic: everything here runs the loop's decisions only,
-and every effect goes through :class:`TemporalEffects`.
+and every effect goes through :class:`~agentkit.integrations.temporal.effects.TemporalEffects`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, FailureError
+from temporalio.exceptions import ApplicationError, FailureError
 
 from agentkit.agents import lifecycle
 from agentkit.agents.decisions import checked
-from agentkit.agents.effects import execute_tool_call
 from agentkit.agents.history import HistoryPolicy
-from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome, Unknown
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.errors import InvalidDecision, RunError
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.ports import Context
-from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
-    ChatRequest,
-    LLMResult,
     Message,
     Scope,
 )
@@ -39,15 +32,19 @@ from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.integrations.temporal._values import (
     RunOptions,
-    call_fields,
     decision_fields,
-    error_from,
-    job_fields,
-    outcome_from,
     pack,
-    pack_within,
     result_to,
     unpack,
+)
+from agentkit.integrations.temporal.effects import (
+    MODEL_ACTIVITY,
+    TOOL_ACTIVITY,
+    ContinueAsNew,
+    NoModel,
+    TemporalEffects,
+    retry_policy,
+    tools_of,
 )
 from agentkit.state.stores.memory import InMemoryStore
 
@@ -55,17 +52,24 @@ _NO_ANSWERS: Mapping[str, Any] = FrozenDict()
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
-    from agentkit.tools.registry import ToolRegistry
 
-__all__ = ["WORKFLOW", "AgentWorkflow", "TemporalEffects", "host", "hosted"]
+__all__ = [
+    "MODEL_ACTIVITY",
+    "TOOL_ACTIVITY",
+    "WORKFLOW",
+    "AgentWorkflow",
+    "TemporalEffects",
+    "host",
+    "hosted",
+    "tools_of",
+]
 
 WORKFLOW = "agentkit.agent_run"
-MODEL_ACTIVITY = "agentkit.model_call"
-TOOL_ACTIVITY = "agentkit.tool_call"
 SESSION_LOAD_ACTIVITY = "agentkit.session_load"
 SESSION_COMMIT_ACTIVITY = "agentkit.session_commit"
 OUTCOME_UPDATE = "agentkit.outcome"
 RESUME_UPDATE = "agentkit.resume"
+DECIDE_UPDATE = "agentkit.decide"
 PENDING_QUERY = "agentkit.pending"
 SUSPENDED_MEMO = "agentkit.suspended"
 """The memo (and patch id) a run upserts each time it suspends: the count of results
@@ -97,194 +101,22 @@ def hosted(task_queue: str, name: str) -> Agent:
     return agents[name]
 
 
-class _NoModel:
-    """The workflow's context has no model: every model call is an activity."""
-
-    async def chat(self, request: ChatRequest, ctx: Context) -> LLMResult:
-        raise RuntimeError("a workflow never calls a model directly")
-
-    def stream(self, request: ChatRequest, ctx: Context) -> Any:
-        raise RuntimeError("a workflow never calls a model directly")
-
-
-def _retry(attempts: int) -> RetryPolicy:
-    return RetryPolicy(
-        initial_interval=timedelta(seconds=1),
-        backoff_coefficient=2.0,
-        maximum_interval=timedelta(seconds=30),
-        maximum_attempts=attempts,
+def _first_state(
+    run_id: str, agent: str, start: Mapping[str, Any], prior: tuple[Message, ...], version: int
+) -> RunState:
+    """The run's first state from its start: ``task`` is the text, or the whole user
+    message when it has media (held by reference: the model activity reads the bytes
+    back); ``settings``, when given, override the agent's. Starts of earlier versions
+    have a text task and no settings, and give the state they always gave."""
+    task = start["task"]
+    opening = task if isinstance(task, Message) else None
+    state = lifecycle.fresh_state(
+        run_id, agent, task if opening is None else opening.content, prior,
+        settings=start.get("settings"), session_version=version,
     )
-
-
-class TemporalEffects:
-    """The run's effects as Temporal activities; checkpoints are the workflow's state."""
-
-    def __init__(self, agent: Agent, ctx: RunContext, options: RunOptions) -> None:
-        self.agent = agent
-        self.ctx = ctx
-        self.options = options
-        self.made = 0
-        """Model calls made in this workflow run (its history is bounded by them)."""
-        self.last: RunState | None = None
-        """The run's latest snapshot, carried into the next run at continue-as-new."""
-        self.spent: tuple[int, int] = (0, 0)
-        """The run's budget ledger: metered calls admitted and nano-dollars charged by
-        its activities so far (each activity's budget starts from it)."""
-        self.live: int | None = 1 if options.live_events else None
-        """The number of the run's next batch of live events, as far as its activities
-        said (:mod:`agentkit.integrations.temporal.live`); None when not published."""
-        self.published: set[str] = set()
-        """The calls whose results a tool activity published (the next model call's
-        activity publishes the others of its turn)."""
-
-    def _charge(self, answer: Mapping[str, Any]) -> None:
-        calls, nanos = answer.get("spent", (0, 0))
-        self.spent = (self.spent[0] + calls, self.spent[1] + nanos)
-        if self.live is not None:
-            self.live = max(self.live, int(answer.get("live", 0)))
-
-    def published_last_turn(self) -> list[str]:
-        """The published calls among the last turn's, carried into the next workflow
-        run at continue-as-new (which comes right before a model call)."""
-        return [i for i in _last_answers(self.last.messages if self.last else ())
-                if i in self.published]
-
-    def _live_fields(self, fields: dict[str, Any], request: ChatRequest | None) -> None:
-        """Ask an activity for the run's live events: where its batches start, and for
-        a model call, its step and the results the workflow answered itself since the
-        last one (a rejected or unknown call), which that activity publishes first."""
-        if self.live is None:
-            return
-        fields["live"] = self.live
-        if request is None:
-            return
-        fields["step"] = (self.last.steps if self.last is not None else 0) + 1
-        announce = [i for i in _last_answers(request.messages) if i not in self.published]
-        if announce:
-            fields["announce"] = announce
-
-    async def save(self, snapshot: RunState, version: int) -> int:
-        # Temporal's event history is the run's durable state: nothing to write.
-        self.last = snapshot
-        return version
-
-    async def forget(self, job: ToolJob, answer: Message) -> None:
-        return None  # Temporal keeps no intents: a call's activity runs once or is unknown
-
-    async def call_model(self, request: ChatRequest) -> LLMResult:
-        if self.made >= self.options.continue_as_new_after:
-            # Keep the history bounded: carry the run's state into a fresh workflow run.
-            raise _ContinueAsNew
-        self.made += 1
-        ctx = self.ctx
-        options = self.options
-        steps = self.last.steps if self.last is not None else 0
-        # Checked here, in workflow code: a command Temporal refuses fails the workflow
-        # task, which is retried for ever; a run that stops answers.
-        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
-                             ctx.scope, ctx.autonomy.value, self.spent,
-                             options.max_payload_bytes)
-        fields["request"] = request
-        self._live_fields(fields, request)
-        payload = pack_within(
-            fields, options.max_payload_bytes, ctx.correlation_id,
-            f"the input of model call {steps + 1}",
-        )
-        text = await workflow.execute_activity(
-            MODEL_ACTIVITY,
-            payload,
-            result_type=str,
-            start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-            retry_policy=_retry(options.max_attempts),
-            summary=f"model {request.model}",
-        )
-        answer = unpack(text, "model answer")
-        self._charge(answer)
-        if "stop" in answer:
-            raise error_from(answer["stop"])
-        result: LLMResult = answer["result"]
-        return result
-
-    async def call_tool(self, job: ToolJob) -> ToolOutcome:
-        registry = tools_of(self.agent)
-        call = job.call
-        if call.name not in registry:
-            # Unknown tools are answered without a worker: nothing runs.
-            return await execute_tool_call(self.ctx, job, registry)
-        tool = registry.get(call.name)
-        once = traits_of(tool).side_effecting and not traits_of(tool).idempotent
-        options = self.options
-        # A tool's own limit is enforced inside the activity (a clean ToolTimeout); the
-        # activity's start-to-close follows it, a heartbeat timeout later, so a worker
-        # that dies or hangs past the limit is given up on too, never after RunOptions'.
-        limit = traits_of(tool).timeout or job.timeout
-        closes = options.tool_timeout if limit is None else min(
-            options.tool_timeout, limit + options.heartbeat_timeout)
-        fields = job_fields(self.agent.name, replace(job, spent=self.spent),
-                            options.max_payload_bytes, self.ctx.correlation_id)
-        self._live_fields(fields, None)
-        payload = pack_within(
-            fields, options.max_payload_bytes, job.run_id,
-            f"the input of tool call {call.id!r} ({call.name!r})",
-        )
-        try:
-            text = await workflow.execute_activity(
-                TOOL_ACTIVITY,
-                payload,
-                result_type=str,
-                start_to_close_timeout=timedelta(seconds=closes),
-                heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-                retry_policy=_retry(1 if once else options.max_attempts),
-                summary=f"tool {call.name}",
-            )
-        except ActivityError as exc:
-            if once:
-                # The one attempt of a call that changes the world ended without a
-                # result (its worker died or timed out): it may or may not have acted.
-                return Unknown(f"{call.name!r} is not declared idempotent, so it is not retried")
-            return Answered(
-                f"The call to {call.name!r} failed {options.max_attempts} time(s) without a "
-                f"result (the worker running it stopped or timed out: {_cause(exc)}).",
-                True,
-            )
-        answer = unpack(text, "tool answer")
-        self._charge(answer)
-        if "live" in answer:
-            self.published.add(call.id)
-        if "stop" in answer:
-            return Stopped(error_from(answer["stop"]))
-        return outcome_from(answer)
-
-
-def tools_of(agent: Agent) -> ToolRegistry:
-    """The agent's tool registry (an empty one for a cognition without tools)."""
-    from agentkit.tools.registry import ToolRegistry
-
-    registry = getattr(agent.cognition, "tools", None)
-    return registry if isinstance(registry, ToolRegistry) else ToolRegistry()
-
-
-def _last_answers(messages: Sequence[Message]) -> list[str]:
-    """The call ids of the tool results after the last assistant message."""
-    ids: list[str] = []
-    for message in reversed(messages):
-        if message.role == "assistant":
-            break
-        if message.role == "tool" and message.tool_call_id:
-            ids.append(message.tool_call_id)
-    return ids[::-1]
-
-
-def _cause(error: BaseException) -> str:
-    while error.__cause__ is not None:
-        error = error.__cause__
-    return str(error) or type(error).__name__
-
-
-class _ContinueAsNew(BaseException):
-    """Raised inside the loop to leave it for a fresh workflow run. A BaseException, so
-    the loop's error handling (which stops runs on RunError) lets it through."""
+    if opening is None:
+        return state
+    return replace(state, messages=(*state.messages[:-1], opening))
 
 
 @workflow.defn(name=WORKFLOW, sandboxed=True)
@@ -304,11 +136,13 @@ class AgentWorkflow:
     async def run(self, payload: str) -> str:
         start = unpack(payload, "start")
         info = workflow.info()
+        # Counted across continue-as-new, so a decision's suspension is never reused.
+        self._settled = start.get("settled", 0)
         agent = hosted(info.task_queue, start["agent"])
         scope: Scope = start["scope"]
         options: RunOptions = start["options"]
         ctx = RunContext(
-            llm=_NoModel(),
+            llm=NoModel(),
             store=InMemoryStore(),
             invoker=Invoker(),
             scope=scope,
@@ -327,9 +161,7 @@ class AgentWorkflow:
                     prior = agent.history.trim(prior)
             # The state names no session: the workflow appends the turn by activity
             # (below), never from workflow code; ``start`` carries the session id.
-            state = lifecycle.fresh_state(
-                info.workflow_id, agent.name, start["task"], prior, session_version=version
-            )
+            state = _first_state(info.workflow_id, agent.name, start, prior, version)
         effects = TemporalEffects(agent, ctx, options)
         calls, nanos = start.get("spent", (0, 0))
         effects.spent = (calls, nanos)
@@ -370,7 +202,7 @@ class AgentWorkflow:
                 self._waiting = False
                 assert decisions is not None
                 lifecycle.decide(run, decisions)
-        except _ContinueAsNew:
+        except ContinueAsNew:
             pass
         except (FailureError, RunError):
             raise
@@ -386,6 +218,7 @@ class AgentWorkflow:
             carried["published"] = effects.published_last_turn()
         carried["state"] = effects.last
         carried["spent"] = effects.spent
+        carried["settled"] = self._settled
         workflow.continue_as_new(pack(carried))
 
     @staticmethod
@@ -397,7 +230,7 @@ class AgentWorkflow:
             pack({"scope": scope, "session": session}),
             result_type=str,
             start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            retry_policy=_retry(options.max_attempts),
+            retry_policy=retry_policy(options.max_attempts),
             summary=f"session {session}",
         )
         answer = unpack(text, "session")
@@ -417,7 +250,7 @@ class AgentWorkflow:
                   "run_id": run.run_id}),
             result_type=str,
             start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            retry_policy=_retry(options.max_attempts),
+            retry_policy=retry_policy(options.max_attempts),
             summary=f"session {session}",
         )
         answer = unpack(text, "session commit")
@@ -438,12 +271,24 @@ class AgentWorkflow:
         return self._answer()
 
     @workflow.update(name=RESUME_UPDATE)
-    async def resume(self, decisions: str) -> str:
-        """Hand the human's decisions to the suspended run; its next result."""
+    async def resume(self, decisions: str, at: int | None = None) -> str:
+        """Hand the human's decisions to the suspended run (at suspension ``at``, when
+        given: see :meth:`_checked`); its next result."""
         settled = self._settled
-        self._decisions = self._checked(decisions)
+        self._decisions = self._checked(decisions, at)
         await workflow.wait_condition(lambda: self._settled > settled)
         return self._answer()
+
+    @workflow.update(name=DECIDE_UPDATE)
+    def decide(self, decisions: str, at: int | None = None) -> None:
+        """Hand the human's decisions to the suspended run and return at once: a
+        refusal (see :meth:`_checked`) is the update's, so the caller knows which
+        decider of a suspension the run took."""
+        self._decisions = self._checked(decisions, at)
+
+    @decide.validator
+    def _validate_decide(self, decisions: str, at: int | None = None) -> None:
+        self._checked(decisions, at)
 
     def _answer(self) -> str:
         if self._failure is not None:
@@ -452,14 +297,23 @@ class AgentWorkflow:
         return result_to(self._result)
 
     @resume.validator
-    def _validate_resume(self, decisions: str) -> None:
-        self._checked(decisions)
+    def _validate_resume(self, decisions: str, at: int | None = None) -> None:
+        self._checked(decisions, at)
 
-    def _checked(self, decisions: str) -> Mapping[str, Any]:
+    def _checked(self, decisions: str, at: int | None) -> Mapping[str, Any]:
+        """The decisions, checked; refused unless the run waits, no decision reached it
+        yet and, given ``at``, it waits at that suspension (the count of results
+        settled), so a late decider never decides a later suspension."""
         run = self._run
         if run is None or not self._waiting or self._decisions is not None:
             raise ApplicationError(
                 "the run is not waiting for a decision", type="RunNotResumable"
+            )
+        if at is not None and at != self._settled:
+            raise ApplicationError(
+                f"another decision (or a cancel) was accepted first: the run has left "
+                f"suspension {at} (it waits at suspension {self._settled})",
+                type="RunNotResumable",
             )
         given = unpack(decisions, "decisions")
         try:

@@ -39,7 +39,16 @@ from agentkit.core.runtime import RunContext
 from agentkit.core.testing import Turn
 from agentkit.state.stores import InMemoryStore
 from agentkit.tools import ask_human, tool
-from tests.serve.served import DEADLINE, TOKENS, ByTask, Shop, context_for, create_app, served
+from tests.serve.served import (
+    DEADLINE,
+    ENGINES,
+    TOKENS,
+    ByTask,
+    Shop,
+    apps_on,
+    context_for,
+    served,
+)
 
 ANA = {"authorization": "Bearer tok-ana"}
 
@@ -96,7 +105,15 @@ def watch() -> Watch:
 
 
 @pytest.fixture
-async def base(shop: Shop, watch: Watch) -> AsyncIterator[str]:
+def engine() -> str:
+    """The engine the served agents run on; a test proven on every engine parametrizes
+    it with ``ENGINES``."""
+    return "in-process"
+
+
+@pytest.fixture
+async def base(shop: Shop, watch: Watch, engine: str, request: pytest.FixtureRequest
+               ) -> AsyncIterator[str]:
     llm = ByTask({
         "refund A": [Turn(tool_calls=(ToolCall("c1", "refund", {"order_id": "A", "usd": 10}),)),
                      Turn(content="Refunded A.")],
@@ -108,10 +125,12 @@ async def base(shop: Shop, watch: Watch) -> AsyncIterator[str]:
                     Turn(content="Looking at that order.")],
         "quote A": [Turn(content='{"order": "A", "usd": 3}')],
     })
-    app = create_app([shop.support, watch.agent, HELPDESK, QUOTER],
-                     context=context_for(llm, InMemoryStore()), auth=TOKENS, a2a=True)
-    async with served(app) as url:
-        yield url
+    store = InMemoryStore()
+    async with apps_on(engine, request, store) as make:
+        app = await make([shop.support, watch.agent, HELPDESK, QUOTER],
+                         context=context_for(llm, store), auth=TOKENS, a2a=True)
+        async with served(app) as url:
+            yield url
 
 
 async def client_for(base: str, *, streaming: bool, token: str | None = "tok-ana",
@@ -160,6 +179,7 @@ async def test_send_completes_a_task_whose_artifact_is_the_output(base: str) -> 
     await client.close()
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_input_required_round_trip_with_approval_runs_the_tool_once(
     base: str, shop: Shop
 ) -> None:
@@ -325,15 +345,18 @@ class Recording(ByTask):
         return super().stream(request, ctx)
 
 
-async def test_file_and_data_parts_become_the_tasks_media_and_text() -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_file_and_data_parts_become_the_tasks_media_and_text(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
     task = 'read these\n\n{"quarter": 3}'
     llm = Recording({task: [Turn(content="Read.")]})
     reader = Agent("reader", "fake", "You read.")
-    app = create_app([reader], context=context_for(llm, InMemoryStore()), auth=TOKENS,
-                     a2a=True)
+    store = InMemoryStore()
     png = b"\x89PNG\r\n\x1a\n"
-    async with served(app) as url, httpx.AsyncClient(base_url=url, headers=ANA,
-                                                     timeout=DEADLINE) as http:
+    async with apps_on(engine, request, store) as make, served(await make(
+        [reader], context=context_for(llm, store), auth=TOKENS, a2a=True)
+    ) as url, httpx.AsyncClient(base_url=url, headers=ANA, timeout=DEADLINE) as http:
         answer = (await http.post("/a2a/reader", json={
             "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
                 "messageId": "m1", "role": "ROLE_USER", "parts": [

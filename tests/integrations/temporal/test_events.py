@@ -156,6 +156,34 @@ async def test_a_suspended_run_says_so_in_its_history_and_is_answered_by_update(
     ]
 
 
+async def test_a_handed_decision_is_one_short_update_and_the_end_is_waited_for_by_close(
+    client: Client, task_queue: str
+) -> None:
+    """How a server decides (``hand`` with the suspension it answers): one update that
+    ends as the run takes the decisions; a run that then completes is waited for by its
+    close, with no outcome update."""
+    billing = billing_agent()
+    agents = TemporalAgents(client, task_queue=task_queue)
+    async with AgentWorker(client, task_queue=task_queue, agents=[billing],
+                           context=lambda: make_test_ctx(llm=Refunds())):
+        held = await agents.run("billing", "Refund A-1", run_id="handed")
+        assert held.stop_reason == "suspended"
+        next_result = await agents.hand("handed", {"c1": "approve"},
+                                        at=await agents.suspension("handed"))
+        done = await next_result()
+    assert done.output == "Refunded A-1."
+    wft = ["WORKFLOW_TASK_SCHEDULED", "WORKFLOW_TASK_STARTED", "WORKFLOW_TASK_COMPLETED"]
+    activity = ["ACTIVITY_TASK_SCHEDULED", "ACTIVITY_TASK_STARTED", "ACTIVITY_TASK_COMPLETED"]
+    update = ["WORKFLOW_EXECUTION_UPDATE_ACCEPTED", "WORKFLOW_EXECUTION_UPDATE_COMPLETED"]
+    assert await events(client, "handed") == [
+        "WORKFLOW_EXECUTION_STARTED", *wft, *activity, *wft,
+        "MARKER_RECORDED", "UPSERT_WORKFLOW_SEARCH_ATTRIBUTES", "WORKFLOW_PROPERTIES_MODIFIED",
+        *wft, *update,  # run(): the outcome update, answered at once
+        *wft, *update,  # hand(): taken at once
+        *activity, *wft, *activity, *wft, "WORKFLOW_EXECUTION_COMPLETED",
+    ]
+
+
 async def activity_inputs(client: Client, run_id: str) -> list[tuple[str, int, Any]]:
     """Each activity's name, input bytes and decoded input, in the order scheduled."""
     history = await client.get_workflow_handle(run_id).fetch_history()

@@ -33,7 +33,7 @@ from agentkit.integrations.temporal import (
     workflow_runner,
 )
 from agentkit.integrations.temporal.workflow import AgentWorkflow
-from agentkit.state.blobs import BlobMissing, get_blob, is_blob_key
+from agentkit.state.blobs import BlobMissing, blob_key, get_blob, is_blob_key
 from agentkit.state.stores.postgres import PostgresStore
 from agentkit.tools import tool
 
@@ -386,11 +386,12 @@ async def test_a_reference_without_a_key_is_refused_by_name() -> None:
     )
 
 
-async def test_an_image_a_tool_returns_crosses_by_key_and_reaches_the_next_model_call(
+async def test_an_image_a_tool_returns_is_stored_once_and_reaches_each_later_model_call(
     client: Client, task_queue: str
 ) -> None:
-    """Media cross Temporal like any large value: by key in the workers' store, never
-    inline past the limit, and the model's next request gets the image whole."""
+    """A tool's media cross Temporal by reference: stored once in the workers' store,
+    the history holds its key (in the answer and in every later model call's input,
+    never the bytes), and the model's next request gets the image whole."""
     from agentkit.core.contracts.media import Image
 
     picture = Image(random.Random(7).randbytes(1_000_000), "image/png")
@@ -403,15 +404,20 @@ async def test_an_image_a_tool_returns_crosses_by_key_and_reaches_the_next_model
     agent = Agent("archive", "fake", "You look at cameras.",
                   cognition=ReActCognition([snapshot]))
     call = ToolCall("c1", "snapshot", {"camera": "dock"})
-    llm = FakeLLM.script([Turn(tool_calls=(call,)), Turn("A truck at the dock.")])
+    again = ToolCall("c2", "snapshot", {"camera": "gate"})
+    llm = FakeLLM.script([Turn(tool_calls=(call,)), Turn(tool_calls=(again,)),
+                          Turn("A truck at the dock.")])
     ctx = make_test_ctx(llm=llm)
     async with AgentWorker(client, task_queue=task_queue, agents=[agent],
                            context=lambda: ctx):
         agents = TemporalAgents(client, task_queue=task_queue, store=ctx.store)
         result = await run(agents, "What is at the dock?", "media-1")
     assert (result.stop_reason, result.output) == ("complete", "A truck at the dock.")
-    seen = llm.requests[1].messages[-1]
-    assert (seen.role, seen.tool_call_id, seen.attachments) == ("tool", "c1", (picture,))
+    seen = llm.requests[2].messages
+    assert [(m.tool_call_id, m.attachments) for m in seen if m.role == "tool"] == [
+        ("c1", (picture,)), ("c2", (picture,))]
+    assert result.messages[2].attachments == (picture,)
+    assert await ctx.store.get(blob_key(picture.data)) == picture.data
     history = await client.get_workflow_handle("media-1").fetch_history()
-    assert stored(history)
-    assert max(p.ByteSize() for e in history.events for p in payloads(e)) < 128 * 1024
+    assert stored(history) == []
+    assert max(p.ByteSize() for e in history.events for p in payloads(e)) < 8 * 1024
