@@ -18,6 +18,11 @@ A trip is recorded (audit log, span, stream event) and ends the run as the run e
 :class:`~agentkit.core.guardrails.GuardrailTripped` (``stop_reason="guardrail"``); a
 trip on one tool result of a turn is the call's ``Stopped`` outcome, so the other calls
 already under way finish and are recorded first, as for a budget refusal.
+
+An engine whose loop must not run user code (Temporal's workflow) gives its effects a
+``check_guardrails(GuardrailCheck)`` method: each check is then handed to it, and runs
+where it runs them (:func:`verdict`, in an activity), before the first model call rather
+than alongside it; everything else here is the same for every engine.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import logging
 import time
 from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentkit.agents.decisions import EditArguments, PendingKind, decision_for
 from agentkit.agents.events import AgentEvent, GuardrailEvent
@@ -62,13 +67,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_GUARDRAILS",
+    "GuardrailCheck",
     "Guardrails",
     "check_calls",
     "checked_arguments",
     "checked_output",
     "checked_result",
     "first_answer",
+    "guardrails_at",
     "guardrails_of",
+    "verdict",
 ]
 
 
@@ -85,6 +93,21 @@ class Guardrails:
 
 
 NO_GUARDRAILS = Guardrails()
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailCheck:
+    """One check of a run's value by the guardrails of one place, for effects that run
+    the checks elsewhere (their ``check_guardrails``)."""
+
+    at: Literal["input", "arguments", "result", "output"]
+    """Which guardrails: the input's, a tool call's (arguments or result), the output's."""
+    value: Any
+    """The value checked."""
+    where: str
+    """Where, as a trip names it (``"tool fetch result"``)."""
+    call: ToolCall | None = None
+    """The tool call, for ``arguments`` and ``result``."""
 
 _log = logging.getLogger("agentkit.audit")
 
@@ -179,6 +202,51 @@ async def _tripped(run: AgentRun, trip: GuardrailTrip, call_id: str | None = Non
     return GuardrailTripped(run.run_id, trip)
 
 
+async def _checked(
+    run: AgentRun, guardrails: tuple[Guardrail, ...], check_: GuardrailCheck
+) -> tuple[Any, GuardrailTrip | None]:
+    """``guardrails`` on ``check_.value``, here or where the run's effects run them."""
+    elsewhere = getattr(run.effects, "check_guardrails", None)
+    if elsewhere is None:
+        return await check(guardrails, check_.value, run.ctx, check_.where)
+    found: tuple[Any, GuardrailTrip | None] = await elsewhere(check_)
+    return found
+
+
+def guardrails_at(
+    agent: Any, registry: ToolRegistry, at: str, tool: str = ""
+) -> tuple[Guardrail, ...]:
+    """The guardrails of ``agent`` at ``at`` (a :attr:`GuardrailCheck.at`); for a tool
+    call's, those of the agent then the tool ``tool``'s own."""
+    found: Guardrails = getattr(agent, "guardrails", NO_GUARDRAILS)
+    if at == "input":
+        return found.input
+    if at == "output":
+        return found.output
+    return _for_tool(found.tool, registry, tool)
+
+
+async def verdict(
+    agent: Any, registry: ToolRegistry, check_: GuardrailCheck, ctx: RunContext
+) -> tuple[Any, GuardrailTrip | None]:
+    """Run, on ``ctx``, the guardrails of ``agent`` that ``check_`` names (what effects
+    that check elsewhere run there): the value as they leave it, and the trip, which is
+    recorded in ``ctx``'s audit log and span. The input's run as they would alongside a
+    model call (a rewrite from one that may not rewrite is ``GuardrailMisplaced``)."""
+    tool = check_.call.name if check_.call else ""
+    guardrails = guardrails_at(agent, registry, check_.at, tool)
+    if check_.at == "input":
+        async def nothing(value: Any) -> None:
+            return None
+
+        _, value, trip = await check_alongside(guardrails, check_.value, ctx, "input", nothing)
+    else:
+        value, trip = await check(guardrails, check_.value, ctx, check_.where)
+    if trip is not None:
+        await _record_trip(ctx, trip, check_.call.id if check_.call else None)
+    return value, trip
+
+
 def first_answer(
     run: AgentRun, request: ChatRequest, tools: tuple[ToolSchema, ...]
 ) -> Awaitable[LLMResult]:
@@ -207,6 +275,7 @@ async def _guarded_answer(
 ) -> LLMResult:
     """:func:`first_answer` with the input ``guardrails`` on the task at ``index``."""
     task = run.messages[index]
+    spent: list[tuple[str, Usage]] = []
 
     async def call(value: Any) -> LLMResult:
         if value is task.content:
@@ -219,9 +288,15 @@ async def _guarded_answer(
         run.messages[index] = replace(task, content=value)
         return await run.effects.call_model(run.request(tools))
 
-    with collecting_cancelled_usage() as spent:
-        answer, _, trip = await check_alongside(guardrails, task.content, run.ctx, "input",
-                                                call)
+    if getattr(run.effects, "check_guardrails", None) is not None:
+        # Checked where the effects check, before the call: its cost would not be known.
+        value, trip = await _checked(run, guardrails, GuardrailCheck("input", task.content,
+                                                                     "input"))
+        answer = None if trip is not None else await call(value)
+    else:
+        with collecting_cancelled_usage() as spent:
+            answer, _, trip = await check_alongside(guardrails, task.content, run.ctx, "input",
+                                                    call)
     if trip is None:
         assert answer is not None
         return answer
@@ -250,7 +325,8 @@ async def checked_arguments(
     if not guardrails:
         return arguments
     value: Any
-    value, trip = await check(guardrails, arguments, run.ctx, f"tool {call.name} arguments")
+    value, trip = await _checked(run, guardrails, GuardrailCheck(
+        "arguments", arguments, f"tool {call.name} arguments", call))
     if trip is not None:
         return await _tripped(run, trip, call.id)
     if not isinstance(value, Mapping):  # a guardrail's rewrite: checked, as it may be anything
@@ -323,7 +399,8 @@ async def checked_result(
     guardrails = _for_tool(_of(run).tool, registry, call.name)
     if not guardrails:
         return outcome
-    value, trip = await check(guardrails, outcome.content, run.ctx, f"tool {call.name} result")
+    value, trip = await _checked(run, guardrails, GuardrailCheck(
+        "result", outcome.content, f"tool {call.name} result", call))
     if trip is not None:
         return Stopped(await _tripped(run, trip, call.id))
     if value is outcome.content:
@@ -344,7 +421,7 @@ async def checked_output(run: AgentRun, content: str) -> str:
     if not guardrails:
         return content
     value: Any
-    value, trip = await check(guardrails, content, run.ctx, "output")
+    value, trip = await _checked(run, guardrails, GuardrailCheck("output", content, "output"))
     if trip is not None:
         raise await _tripped(run, trip)
     if not isinstance(value, str):

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentkit.agents.guarding import GuardrailCheck
 from agentkit.agents.outcomes import Answered, ToolJob, ToolOutcome
 from agentkit.agents.result import AgentResult
 from agentkit.core.contracts.errors import InvalidDecision, RunError
@@ -38,6 +39,7 @@ __all__ = [
 ]
 
 register(ChatRequest, tag="agentkit.ChatRequest")
+register(GuardrailCheck, tag="agentkit.temporal.GuardrailCheck")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,9 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
-from agentkit.agents.events import StepEvent, ToolCallEvent, ToolResultEvent
-from agentkit.agents.outcomes import Answered, Stopped
+from agentkit.agents.events import GuardrailEvent, StepEvent, ToolCallEvent, ToolResultEvent
+from agentkit.agents.guarding import GuardrailCheck, guardrails_at, verdict
+from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.state_errors import SessionBusy
@@ -34,16 +35,19 @@ from agentkit.integrations.temporal._values import (
 )
 from agentkit.integrations.temporal.live import LivePublisher, streamed_call
 from agentkit.integrations.temporal.workflow import (
+    GUARDRAIL_ACTIVITY,
     MODEL_ACTIVITY,
     SESSION_COMMIT_ACTIVITY,
     SESSION_LOAD_ACTIVITY,
     TOOL_ACTIVITY,
+    tools_of,
 )
 from agentkit.state.media_refs import by_reference, by_value
 from agentkit.state.sessions import append_turn, load_session
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
+    from agentkit.tools.registry import ToolRegistry
 
 __all__ = ["AgentActivities", "run_budget", "run_context"]
 
@@ -143,6 +147,30 @@ async def _with_live(answer: dict[str, Any], live: LivePublisher | None) -> dict
     return answer
 
 
+async def _checked_result(
+    agent: Agent, registry: ToolRegistry, ctx: RunContext, job: ToolJob
+) -> tuple[ToolOutcome, dict[str, Any]]:
+    """The call's outcome, with its tool guardrails' verdict on an answer (what the
+    run checks before the model reads it, checked here so that the answer the workflow
+    records is the one the guardrails left): the fields saying so, else none."""
+    outcome = await execute_tool_call(ctx, job, registry)
+    call = job.call
+    if not isinstance(outcome, Answered) or not guardrails_at(agent, registry, "result",
+                                                               call.name):
+        return outcome, {}
+    check = GuardrailCheck("result", outcome.content, f"tool {call.name} result", call)
+    try:
+        value, trip = await verdict(agent, registry, check, ctx)
+    except Exception as error:  # the call ran: say so, never "outcome unknown"
+        return replace(outcome, content=""), {"broken": error_fields(error)}
+    if trip is not None:
+        return replace(outcome, content=""), {"checked": True, "trip": trip}
+    if isinstance(value, str):
+        return replace(outcome, content=value), {"checked": True}
+    # Not a text: the run refuses the rewrite, naming it, as in-process.
+    return replace(outcome, content=""), {"checked": True, "rewrite": value}
+
+
 def _too_large(tool: str, size: int, limit: int) -> str:
     return (
         f"The call to {tool!r} ran once, but its result is {size:,} bytes, over the "
@@ -230,8 +258,8 @@ class AgentActivities:
         workflow_id = _workflow_id()
         job = job_from(given, agent.model, workflow_id)
         ctx = run_context(self.base, job.run_id, job.scope, job.autonomy, job.spent)
-        outcome = await _in_span(
-            ctx, f"tool_call {job.call.name}", execute_tool_call(ctx, job, registry)
+        outcome, checked = await _in_span(
+            ctx, f"tool_call {job.call.name}", _checked_result(agent, registry, ctx, job)
         )
         spent = _spent_since(ctx.budget, job.spent)
         if isinstance(outcome, Stopped):
@@ -244,15 +272,49 @@ class AgentActivities:
             outcome = replace(outcome, attachments=held.attachments)
         limit = call_context(given, workflow_id)[4]
         live = self._publisher(given)
-        text = pack(answer_fields(outcome_fields(outcome), spent))
+        text = pack(answer_fields({**outcome_fields(outcome), **checked}, spent))
         if len(text) > limit:
             # The call ran: say so, so it is neither retried nor reported as unknown.
             outcome = Answered(_too_large(job.call.name, len(text), limit), True)
+            checked = {}
             text = pack(answer_fields(outcome_fields(outcome), spent))
-        if live is None or not isinstance(outcome, Answered):
+        if live is None or not isinstance(outcome, Answered) or "broken" in checked:
             return text
-        live.add(ToolResultEvent(job.call.id, job.call.name, outcome.content, outcome.is_error))
-        return pack(await _with_live(answer_fields(outcome_fields(outcome), spent), live))
+        if "trip" in checked:
+            live.add(GuardrailEvent(checked["trip"]))  # the model never reads the result
+        else:
+            live.add(ToolResultEvent(job.call.id, job.call.name, outcome.content,
+                                     outcome.is_error))
+        return pack(await _with_live(answer_fields({**outcome_fields(outcome), **checked},
+                                                   spent), live))
+
+    @activity.defn(name=GUARDRAIL_ACTIVITY)
+    async def guardrail_check(self, payload: str) -> str:
+        """The guardrails of one place of a run on one value: the rewrite or the trip,
+        which is recorded in the worker's audit log and span, and published live."""
+        job = unpack(payload, "guardrail check")
+        agent = self._agent(job["agent"])
+        run_id, scope, autonomy, spent, _ = call_context(job, _workflow_id())
+        ctx = run_context(self.base, run_id, scope, autonomy, spent)
+        check: GuardrailCheck = job["check"]
+        live = self._publisher(job)
+        answer: dict[str, Any] = {}
+        try:
+            value, trip = await _in_span(ctx, f"guardrails {check.where}",
+                                         verdict(agent, tools_of(agent), check, ctx))
+        except RunError as exc:  # a refusal of a guardrail's own call (budget, cancel)
+            answer["stop"] = error_fields(exc)
+        except Exception as exc:  # user code that failed: the run fails, never retried
+            answer["broken"] = error_fields(exc)
+        else:
+            if trip is not None:
+                answer["trip"] = trip
+                if live is not None:
+                    live.add(GuardrailEvent(trip))
+            elif value is not check.value:
+                answer["value"] = value
+        return pack(await _with_live(answer_fields(answer, _spent_since(ctx.budget, spent)),
+                                     live))
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:
@@ -277,4 +339,5 @@ class AgentActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""
-        return [self.model_call, self.tool_call, self.session_load, self.session_commit]
+        return [self.model_call, self.tool_call, self.guardrail_check, self.session_load,
+                self.session_commit]

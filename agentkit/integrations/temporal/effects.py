@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from agentkit.agents.effects import execute_tool_call
+from agentkit.agents.guarding import GuardrailCheck
 from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome, Unknown
 from agentkit.agents.run_state import RunState
 from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import ChatRequest, LLMResult, Message
+from agentkit.core.guardrails.running import GuardrailTrip
 from agentkit.core.runtime.context import RunContext
 from agentkit.integrations.temporal._values import (
     RunOptions,
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from agentkit.tools.registry import ToolRegistry
 
 __all__ = [
+    "GUARDRAIL_ACTIVITY",
     "MODEL_ACTIVITY",
     "TOOL_ACTIVITY",
     "ContinueAsNew",
@@ -47,6 +50,9 @@ __all__ = [
 
 MODEL_ACTIVITY = "agentkit.model_call"
 TOOL_ACTIVITY = "agentkit.tool_call"
+GUARDRAIL_ACTIVITY = "agentkit.guardrail_check"
+_SAME: Any = object()
+"""A tool activity's verdict that left the result as the answer holds it."""
 
 
 class ContinueAsNew(BaseException):
@@ -94,6 +100,9 @@ class TemporalEffects:
         self.published: set[str] = set()
         """The calls whose results a tool activity published (the next model call's
         activity publishes the others of its turn)."""
+        self.verdicts: dict[str, tuple[Any, GuardrailTrip | None]] = {}
+        """The result guardrails' verdicts that tool activities gave with their answers
+        (the rewrite, or :data:`_SAME`, and the trip), by call id, until asked for."""
 
     def _charge(self, answer: Mapping[str, Any]) -> None:
         calls, nanos = answer.get("spent", (0, 0))
@@ -208,11 +217,46 @@ class TemporalEffects:
             )
         answer = unpack(text, "tool answer")
         self._charge(answer)
+        _raise_broken(answer)
+        if "checked" in answer:
+            self.verdicts[call.id] = (answer.get("rewrite", _SAME), answer.get("trip"))
         if "live" in answer:
             self.published.add(call.id)
         if "stop" in answer:
             return Stopped(error_from(answer["stop"]))
         return outcome_from(answer)
+
+
+    async def check_guardrails(self, check: GuardrailCheck) -> tuple[Any, GuardrailTrip | None]:
+        """The guardrails' verdict on ``check``: a tool result's from the tool activity
+        that answered it, else from a guardrail activity (the checks are user code)."""
+        if check.at == "result" and check.call is not None and check.call.id in self.verdicts:
+            rewrite, trip = self.verdicts.pop(check.call.id)
+            return (check.value if rewrite is _SAME else rewrite), trip
+        ctx = self.ctx
+        options = self.options
+        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
+                             ctx.scope, ctx.autonomy.value, self.spent,
+                             options.max_payload_bytes)
+        fields["check"] = check
+        self._live_fields(fields, None)
+        payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
+                              f"the value the guardrails of the {check.where} check")
+        text = await workflow.execute_activity(
+            GUARDRAIL_ACTIVITY,
+            payload,
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=options.model_timeout),
+            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+            retry_policy=retry_policy(options.max_attempts),
+            summary=f"guardrails {check.where}",
+        )
+        answer = unpack(text, "guardrail verdict")
+        self._charge(answer)
+        _raise_broken(answer)
+        if "stop" in answer:
+            raise error_from(answer["stop"])
+        return answer.get("value", check.value), answer.get("trip")
 
 
 def tools_of(agent: Agent) -> ToolRegistry:
@@ -221,6 +265,15 @@ def tools_of(agent: Agent) -> ToolRegistry:
 
     registry = getattr(agent.cognition, "tools", None)
     return registry if isinstance(registry, ToolRegistry) else ToolRegistry()
+
+
+def _raise_broken(answer: Mapping[str, Any]) -> None:
+    """A guardrail raised (user code): the run fails with its error, as ``agent.run``
+    raises it in-process."""
+    broken = answer.get("broken")
+    if broken is not None:
+        raise ApplicationError(f"{broken['type']}: {broken['message']}", type=broken["type"],
+                               non_retryable=True)
 
 
 def _last_answers(messages: Sequence[Message]) -> list[str]:

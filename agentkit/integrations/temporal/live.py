@@ -30,6 +30,7 @@ from typing import Any
 
 from agentkit.agents.events import (
     AgentEvent,
+    GuardrailEvent,
     ReasoningDeltaEvent,
     StepEvent,
     TextDeltaEvent,
@@ -77,7 +78,10 @@ def _encoded(event: AgentEvent) -> list[Any]:
         return [event.kind, event.call_id, event.name, event.content, event.is_error]
     if isinstance(event, StepEvent):
         return [event.kind, event.step, event.usage, event.model]
-    raise TypeError(f"a live batch carries deltas, steps, tool calls and results, not {event!r}")
+    if isinstance(event, GuardrailEvent):
+        return [event.kind, event.trip]
+    raise TypeError(f"a live batch carries deltas, steps, tool calls, results and guardrail "
+                    f"trips, not {event!r}")
 
 
 def _decoded(item: list[Any]) -> AgentEvent:
@@ -92,6 +96,8 @@ def _decoded(item: list[Any]) -> AgentEvent:
         return ToolResultEvent(item[1], item[2], item[3], bool(item[4]))
     if kind == "step":
         return StepEvent(item[1], item[2], model=item[3])
+    if kind == "guardrail":
+        return GuardrailEvent(item[1])
     raise ValueError(f"a live batch holds an event of unknown kind {kind!r}")
 
 

@@ -11,12 +11,10 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from agentkit.agents.guarding import NO_GUARDRAILS
-from agentkit.core.contracts.traits import traits_of
 from agentkit.core.runtime.context import RunContext
 from agentkit.integrations.temporal.activities import AgentActivities
 from agentkit.integrations.temporal.payloads import with_stored_payloads
-from agentkit.integrations.temporal.workflow import AgentWorkflow, host, tools_of
+from agentkit.integrations.temporal.workflow import AgentWorkflow, host
 
 if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
@@ -31,15 +29,6 @@ def workflow_runner(*modules: str) -> SandboxedWorkflowRunner:
     return SandboxedWorkflowRunner(
         restrictions=SandboxRestrictions.default.with_passthrough_modules("agentkit", *modules)
     )
-
-
-def _guardrails_of(agent: Agent) -> str:
-    """Where ``agent`` has guardrails ("" for nowhere): the workflow would have to run
-    them in workflow code, which must stay deterministic, so it refuses them."""
-    found = [f"{kind}_guardrails" for kind in ("input", "output", "tool")
-             if getattr(agent.guardrails, kind) != getattr(NO_GUARDRAILS, kind)]
-    found += [f"tool {t.name!r}" for t in tools_of(agent) if traits_of(t).guardrails]
-    return ", ".join(found)
 
 
 class AgentWorker:
@@ -79,13 +68,6 @@ class AgentWorker:
                     f"agent {agent.name!r} has history=Summarize(...), whose model calls the "
                     "Temporal workflow does not make yet; use HistoryPolicy(...) there, or "
                     "run the agent in-process (agent.run)"
-                )
-            guarded = _guardrails_of(agent)
-            if guarded:
-                raise ValueError(
-                    f"agent {agent.name!r} has guardrails ({guarded}), which the Temporal "
-                    "workflow does not run yet; run the agent in-process (agent.run), or "
-                    "check the values inside its tools"
                 )
             if agent.name in hosted:
                 raise ValueError(

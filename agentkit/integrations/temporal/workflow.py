@@ -38,6 +38,7 @@ from agentkit.integrations.temporal._values import (
     unpack,
 )
 from agentkit.integrations.temporal.effects import (
+    GUARDRAIL_ACTIVITY,
     MODEL_ACTIVITY,
     TOOL_ACTIVITY,
     ContinueAsNew,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from agentkit.agents.agent import Agent
 
 __all__ = [
+    "GUARDRAIL_ACTIVITY",
     "MODEL_ACTIVITY",
     "TOOL_ACTIVITY",
     "WORKFLOW",

@@ -93,25 +93,3 @@ async def test_a_worker_refuses_an_agent_that_summarises_its_history(
         "does not make yet; use HistoryPolicy(...) there, or run the agent in-process "
         "(agent.run)"
     )
-
-
-async def test_a_worker_refuses_an_agent_with_guardrails_naming_where_they_are(
-    client: Client, task_queue: str
-) -> None:
-    from agentkit.core.guardrails import PII, MaxLength
-
-    @tool(side_effecting=False, guardrails=[PII()])
-    def lookup(q: str) -> str:
-        """Look a question up in the knowledge base and return the answer text."""
-        return q
-
-    guarded = Agent("desk", "fake", "p", cognition=ReActCognition([lookup]),
-                    input_guardrails=[MaxLength(100)])
-    with pytest.raises(ValueError) as refused:
-        AgentWorker(client, task_queue=task_queue, agents=[guarded],
-                    context=lambda: make_test_ctx())
-    assert str(refused.value) == (
-        "agent 'desk' has guardrails (input_guardrails, tool 'lookup'), which the Temporal "
-        "workflow does not run yet; run the agent in-process (agent.run), or check the "
-        "values inside its tools"
-    )
