@@ -15,9 +15,9 @@ from agentkit.agents.effects import execute_tool_call
 from agentkit.agents.events import GuardrailEvent, StepEvent, ToolCallEvent, ToolResultEvent
 from agentkit.agents.guarding import GuardrailCheck, guardrails_at, verdict
 from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome
-from agentkit.core.contracts.errors import RunError
+from agentkit.core.contracts.errors import ProviderError, RunError
 from agentkit.core.contracts.ports import BudgetLedger
-from agentkit.core.contracts.state_errors import SessionBusy
+from agentkit.core.contracts.state_errors import SessionBusy, VersionConflict
 from agentkit.core.contracts.types import Autonomy, ChatRequest, LLMResult, Message, Scope
 from agentkit.core.policies.budget import Budget, run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
@@ -33,6 +33,7 @@ from agentkit.integrations.temporal._values import (
     pack_within,
     unpack,
 )
+from agentkit.integrations.temporal.history import SUMMARIES_ACTIVITY, SUMMARY_KEYS
 from agentkit.integrations.temporal.live import LivePublisher, streamed_call
 from agentkit.integrations.temporal.workflow import (
     GUARDRAIL_ACTIVITY,
@@ -222,6 +223,14 @@ class AgentActivities:
         except RunError as exc:
             answer = answer_fields({"stop": error_fields(exc)}, _spent_since(ctx.budget, spent))
             return pack(await _with_live(answer, live))
+        except ProviderError as exc:
+            if exc.kind != "context_length":
+                raise  # retried by Temporal, or final, as any failed attempt
+            # Final, and the run's to handle (a Summarize summarises and asks again).
+            refused = {"message": str(exc), "provider": exc.provider, "status": exc.status,
+                       "request_id": exc.request_id}
+            answer = answer_fields({"refused": refused}, _spent_since(ctx.budget, spent))
+            return pack(await _with_live(answer, live))
         finally:
             if live is not None:
                 await live.close()  # a failed attempt's deltas too, before its retry's
@@ -316,6 +325,25 @@ class AgentActivities:
         return pack(await _with_live(answer_fields(answer, _spent_since(ctx.budget, spent)),
                                      live))
 
+    @activity.defn(name=SUMMARIES_ACTIVITY)
+    async def session_summaries(self, payload: str) -> str:
+        """Read the summaries a run's history policy asks for, or keep a new one (a
+        compare-and-set), in the worker's store: session summary keys only."""
+        job = unpack(payload, "session summaries")
+        keys = job["read"] if "read" in job else [job["write"]]
+        if not all(isinstance(k, str) and k.startswith(SUMMARY_KEYS) for k in keys):
+            raise ApplicationError(f"not session summary keys: {keys!r}",
+                                   type="NotSummaryKeys", non_retryable=True)
+        store = self.base.store
+        if "read" in job:
+            return pack({"values": [list(v) for v in await store.get_versioned_many(keys)]})
+        try:
+            version = await store.set_versioned(job["write"], job["value"],
+                                                expected_version=job["expected"])
+        except VersionConflict as exc:
+            return pack({"conflict": exc.actual})
+        return pack({"version": version})
+
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
     async def session_load(self, payload: str) -> str:
         """A run's one read of its session, in the worker's store."""
@@ -340,4 +368,4 @@ class AgentActivities:
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""
         return [self.model_call, self.tool_call, self.guardrail_check, self.session_load,
-                self.session_commit]
+                self.session_commit, self.session_summaries]

@@ -18,6 +18,7 @@ from agentkit.agents.effects import execute_tool_call
 from agentkit.agents.guarding import GuardrailCheck
 from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome, Unknown
 from agentkit.agents.run_state import RunState
+from agentkit.core.contracts.errors import ProviderError
 from agentkit.core.contracts.ports import Context
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import ChatRequest, LLMResult, Message
@@ -142,21 +143,29 @@ class TemporalEffects:
         if self.made >= self.options.continue_as_new_after:
             # Keep the history bounded: carry the run's state into a fresh workflow run.
             raise ContinueAsNew
+        steps = self.last.steps if self.last is not None else 0
+        return await self._model(request, f"the input of model call {steps + 1}", live=True)
+
+    async def call_beside(self, request: ChatRequest) -> LLMResult:
+        """A model call the run makes beside its steps (a summary of its history): an
+        activity like the run's own, publishing no live events (an in-process run
+        streams none for it) and never continued as new."""
+        return await self._model(request, f"the input of a call to model {request.model!r}",
+                                 live=False)
+
+    async def _model(self, request: ChatRequest, what: str, *, live: bool) -> LLMResult:
         self.made += 1
         ctx = self.ctx
         options = self.options
-        steps = self.last.steps if self.last is not None else 0
         # Checked here, in workflow code: a command Temporal refuses fails the workflow
         # task, which is retried for ever; a run that stops answers.
         fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
                              ctx.scope, ctx.autonomy.value, self.spent,
                              options.max_payload_bytes)
         fields["request"] = request
-        self._live_fields(fields, request)
-        payload = pack_within(
-            fields, options.max_payload_bytes, ctx.correlation_id,
-            f"the input of model call {steps + 1}",
-        )
+        if live:
+            self._live_fields(fields, request)
+        payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id, what)
         text = await workflow.execute_activity(
             MODEL_ACTIVITY,
             payload,
@@ -170,6 +179,9 @@ class TemporalEffects:
         self._charge(answer)
         if "stop" in answer:
             raise error_from(answer["stop"])
+        if "refused" in answer:
+            # Too long for the model's window: the run may summarise and ask again.
+            raise ProviderError(**answer["refused"], transient=False, kind="context_length")
         result: LLMResult = answer["result"]
         return result
 

@@ -52,7 +52,6 @@ class AgentWorker:
         max_concurrent_activities: int = 100,
     ) -> None:
         from agentkit.agents.agent import Agent
-        from agentkit.agents.history import HistoryPolicy
 
         hosted: dict[str, Agent] = {}
         for agent in agents:
@@ -62,12 +61,6 @@ class AgentWorker:
                 raise ValueError(
                     f"agent {agent.name!r} has memory=..., which the Temporal workflow does not "
                     "consult yet; run it in-process (agent.run), or recall in a tool"
-                )
-            if agent.history is not None and not isinstance(agent.history, HistoryPolicy):
-                raise ValueError(
-                    f"agent {agent.name!r} has history=Summarize(...), whose model calls the "
-                    "Temporal workflow does not make yet; use HistoryPolicy(...) there, or "
-                    "run the agent in-process (agent.run)"
                 )
             if agent.name in hosted:
                 raise ValueError(

@@ -18,7 +18,6 @@ from temporalio.exceptions import ApplicationError, FailureError
 
 from agentkit.agents import lifecycle
 from agentkit.agents.decisions import checked
-from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
 from agentkit.agents.run_state import RunState
@@ -31,6 +30,7 @@ from agentkit.core.contracts.types import (
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.integrations.temporal._values import (
+    RemoteError,
     RunOptions,
     decision_fields,
     pack,
@@ -47,6 +47,7 @@ from agentkit.integrations.temporal.effects import (
     retry_policy,
     tools_of,
 )
+from agentkit.integrations.temporal.history import ModelByActivity, start_history
 from agentkit.state.stores.memory import InMemoryStore
 
 _NO_ANSWERS: Mapping[str, Any] = FrozenDict()
@@ -121,6 +122,29 @@ def _first_state(
     return replace(state, messages=(*state.messages[:-1], opening))
 
 
+async def _opened(agent: Agent, start: Mapping[str, Any], session: str | None, scope: Scope,
+                  effects: TemporalEffects) -> RunState:
+    """The run's first state: its session read once, in the worker's store, and shaped
+    by the agent's history policy (a summary's model calls and stored summaries by
+    activity). A failure here fails the workflow, as ``agent.run`` raises it."""
+    run_id = effects.ctx.correlation_id
+    prior: tuple[Message, ...] = ()
+    version = 0
+    if session is not None:
+        try:
+            prior, version = await AgentWorkflow._load_session(scope, session, effects.options)
+            prior = await start_history(agent, prior, session, scope, run_id, effects)
+        except FailureError:
+            raise
+        except Exception as exc:
+            kind, why = ((exc.type_name, exc.message) if isinstance(exc, RemoteError)
+                         else (type(exc).__name__, str(exc)))
+            raise ApplicationError(f"{kind}: {why}", type=kind, non_retryable=True) from exc
+    # The state names no session: the workflow appends the turn by activity, never
+    # from workflow code; ``start`` carries the session id.
+    return _first_state(run_id, agent.name, start, prior, version)
+
+
 @workflow.defn(name=WORKFLOW, sandboxed=True)
 class AgentWorkflow:
     """One agent run. Input: the agent, task, scope, autonomy, options (and, after
@@ -151,22 +175,15 @@ class AgentWorkflow:
             correlation_id=info.workflow_id,
             autonomy=start["autonomy"],
         )
+        effects = TemporalEffects(agent, ctx, options)
+        # A model call made through the context (a Summarize's) is an activity too.
+        ctx.llm = ModelByActivity(effects)
+        calls, nanos = start.get("spent", (0, 0))
+        effects.spent = (calls, nanos)
         session: str | None = start.get("session")
         state: RunState | None = start.get("state")
         if state is None:
-            prior: tuple[Message, ...] = ()
-            version = 0
-            if session is not None:
-                # The run's one read of its session, in the worker's store.
-                prior, version = await self._load_session(scope, session, options)
-                if isinstance(agent.history, HistoryPolicy):  # AgentWorker refuses others
-                    prior = agent.history.trim(prior)
-            # The state names no session: the workflow appends the turn by activity
-            # (below), never from workflow code; ``start`` carries the session id.
-            state = _first_state(info.workflow_id, agent.name, start, prior, version)
-        effects = TemporalEffects(agent, ctx, options)
-        calls, nanos = start.get("spent", (0, 0))
-        effects.spent = (calls, nanos)
+            state = await _opened(agent, start, session, scope, effects)
         effects.last = state
         if effects.live is not None:
             effects.live = int(start.get("live", 1))

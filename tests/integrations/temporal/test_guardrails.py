@@ -4,11 +4,13 @@ reason, trip, transcript and audit record."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import Client, WorkflowFailureError, WorkflowHistory
 from temporalio.exceptions import ApplicationError
+from temporalio.worker import Replayer
 
 from agentkit.agents import Agent, RunNotResumable
 from agentkit.agents.cognition import ReActCognition
@@ -27,8 +29,15 @@ from agentkit.core.policies import audit, tracing
 from agentkit.core.policies.audit import AuditRecord
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
-from agentkit.integrations.temporal import AgentWorker, RemoteError, RunOptions, TemporalAgents
+from agentkit.integrations.temporal import (
+    AgentWorker,
+    RemoteError,
+    RunOptions,
+    TemporalAgents,
+    workflow_runner,
+)
 from agentkit.integrations.temporal.live import LiveReader
+from agentkit.integrations.temporal.workflow import AgentWorkflow
 from agentkit.tools import tool
 
 ran: list[str] = []
@@ -299,3 +308,31 @@ async def test_a_guardrail_that_raises_fails_the_run_and_a_call_that_ran_is_not_
     with pytest.raises(ValueError, match="the checker is down"):
         await agent.run("notify Ann", make_test_ctx(llm=FakeLLM.script(
             [Turn(tool_calls=(ToolCall("c1", "notify", {"to": "ann"}),))])))
+
+
+RECORDED_TASK = "find ann@example.com, then read the page"
+RECORDED_TURNS = [
+    Turn(tool_calls=(ToolCall("c1", "customer", {"name": "Ann"}),)),
+    Turn(tool_calls=(ToolCall("c2", "fetch", {"url": "https://example.com"}),)),
+]
+
+
+def recorded_desk() -> Agent:
+    return desk(input_guardrails=[PII(mode="redact")], tool_guardrails=[PromptInjection()])
+
+
+async def test_a_history_with_guardrails_replays(client: Client, task_queue: str) -> None:
+    """Recorded by this version (an input rewrite, arguments checked, a result redacted
+    and one that tripped): it must replay on later workers too."""
+    recorded = Path(__file__).parent / "histories" / "guardrails.json"
+    history = WorkflowHistory.from_json("guardrails", recorded.read_text())
+    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+    async with AgentWorker(client, task_queue=task_queue, agents=[recorded_desk()],
+                           context=lambda: make_test_ctx(llm=FakeLLM.script([]))):
+        replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert replayed.replay_failure is None
+    # The same history with guardrails the run did not have is caught.
+    async with AgentWorker(client, task_queue=task_queue, agents=[desk()],
+                           context=lambda: make_test_ctx(llm=FakeLLM.script([]))):
+        changed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert changed.replay_failure is not None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 from temporalio.client import Client
 
 from agentkit.agents import Agent, Suspended
@@ -77,19 +76,3 @@ async def test_a_side_effecting_call_past_its_timeout_waits_for_a_person_under_g
             "run-timeout-charge", (call,), reason="outcome_unknown")
         done = await agents.resume("run-timeout-charge", {"c1": "reject"})
     assert done.output == "Not charged again."
-
-
-async def test_a_worker_refuses_an_agent_that_summarises_its_history(
-    client: Client, task_queue: str
-) -> None:
-    from agentkit.agents import Summarize
-
-    summarising = Agent("chat", "fake", "p", history=Summarize(max_tokens=4000))
-    with pytest.raises(ValueError) as refused:
-        AgentWorker(client, task_queue=task_queue, agents=[summarising],
-                    context=lambda: make_test_ctx())
-    assert str(refused.value) == (
-        "agent 'chat' has history=Summarize(...), whose model calls the Temporal workflow "
-        "does not make yet; use HistoryPolicy(...) there, or run the agent in-process "
-        "(agent.run)"
-    )
