@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from agentkit.agents.conversation import Opening, commit_turn, continued, join_session, rejoined
 from agentkit.agents.decisions import checked, routed
 from agentkit.agents.effects import Effects, InProcessEffects
+from agentkit.agents.recall import memory_prompt, recall
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, RunAgent
 from agentkit.agents.run_state import TERMINAL, RunState
@@ -41,7 +42,7 @@ from agentkit.state.checkpoints.store_checkpointer import (
 from agentkit.state.owners import owner_alive, this_owner
 
 if TYPE_CHECKING:
-    from agentkit.state.memory.source import MemoryItem, MemorySource
+    from agentkit.state.memory.source import MemorySource
 
 __all__ = [
     "Cognition",
@@ -153,33 +154,6 @@ def _top_key(agent: LifecycleAgent, ctx: RunContext) -> str:
     return f"{ctx.correlation_id}:{agent.name}:d{ctx.depth}:{new_run_id()}"
 
 
-def _quote(text: str) -> str:
-    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
-
-
-def memory_prompt(items: Sequence[MemoryItem]) -> str:
-    """Recalled items as the block appended to the system prompt ("" for none)."""
-    if not items:
-        return ""
-    blocks = "\n".join(
-        f'<memory source="{_quote(item.source)}">\n{item.content}\n</memory>' for item in items
-    )
-    return (
-        "Notes recalled from your memory for this task (they may be out of date):\n"
-        f"<memories>\n{blocks}\n</memories>"
-    )
-
-
-async def _recall(agent: LifecycleAgent, task: str, ctx: RunContext) -> str:
-    """The system-prompt addition for ``task``: the memory's best items, or ""."""
-    if agent.memory is None:
-        return ""
-    items = tuple(await agent.memory.query(task, agent.memory_k, ctx))[: agent.memory_k]
-    ctx.emit("memory.recalled", agent=agent.name, sources=[item.source for item in items])
-    block = memory_prompt(items)
-    return ("\n\n" if block and agent.prompt else "") + block
-
-
 def _task_of(state: RunState) -> Message:
     turn = state.messages[state.history_len :]
     return next((m for m in turn if m.role == "user"), _NO_TASK)
@@ -286,7 +260,7 @@ async def open_run(
     key = key or _top_key(agent, ctx)
     blind = claims_blind(agent, opening)
     version = 0 if blind else await _unfinished(agent, ctx, checkpointer, key, fresh)
-    extra_system = await _recall(agent, asked.content, ctx)
+    extra_system = await recall(agent, asked.content, ctx)
     prior, session_version = await opening.history_for(agent.history, ctx, checkpointer)
     state = fresh_state(
         ctx.correlation_id, agent.name, task, prior, settings=opening.settings,
@@ -358,7 +332,7 @@ async def resume_run(
     state = await rejoined(state, agent.history, ctx)
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     decide(run, decisions)
-    run.extra_system = await _recall(agent, _task_of(state).content, ctx)
+    run.extra_system = await recall(agent, _task_of(state).content, ctx)
     await _claim(run, "another worker resumed it first")
     return run
 
@@ -397,7 +371,7 @@ async def recover(
     state = await rejoined(state, agent.history, ctx)
     run = _run(agent, ctx, state, key, version, checkpointer, None)
     run.interrupted = frozenset(c.id for c in run.open_calls if c.id not in run.answered)
-    run.extra_system = await _recall(agent, _task_of(state).content, ctx)
+    run.extra_system = await recall(agent, _task_of(state).content, ctx)
     await _claim(run, "another worker took it over first")
     return await advance(agent, run)
 

@@ -15,6 +15,7 @@ from agentkit.agents.effects import execute_tool_call
 from agentkit.agents.events import GuardrailEvent, StepEvent, ToolCallEvent, ToolResultEvent
 from agentkit.agents.guarding import GuardrailCheck, guardrails_at, verdict
 from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome
+from agentkit.agents.recall import recall
 from agentkit.core.contracts.errors import ProviderError, RunError
 from agentkit.core.contracts.ports import BudgetLedger
 from agentkit.core.contracts.state_errors import SessionBusy, VersionConflict
@@ -38,6 +39,7 @@ from agentkit.integrations.temporal.live import LivePublisher, streamed_call
 from agentkit.integrations.temporal.workflow import (
     GUARDRAIL_ACTIVITY,
     MODEL_ACTIVITY,
+    RECALL_ACTIVITY,
     SESSION_COMMIT_ACTIVITY,
     SESSION_LOAD_ACTIVITY,
     TOOL_ACTIVITY,
@@ -325,6 +327,21 @@ class AgentActivities:
         return pack(await _with_live(answer_fields(answer, _spent_since(ctx.budget, spent)),
                                      live))
 
+    @activity.defn(name=RECALL_ACTIVITY)
+    async def recall(self, payload: str) -> str:
+        """A run's recall from its agent's memory, on the worker: the system-prompt
+        addition for its task."""
+        job = unpack(payload, "recall")
+        agent = self._agent(job["agent"])
+        run_id, scope, autonomy, spent, _ = call_context(job, _workflow_id())
+        ctx = run_context(self.base, run_id, scope, autonomy, spent)
+        answer: dict[str, Any] = {}
+        try:
+            answer["recalled"] = await _in_span(ctx, "recall", recall(agent, job["task"], ctx))
+        except RunError as exc:
+            answer["stop"] = error_fields(exc)
+        return pack(answer_fields(answer, _spent_since(ctx.budget, spent)))
+
     @activity.defn(name=SUMMARIES_ACTIVITY)
     async def session_summaries(self, payload: str) -> str:
         """Read the summaries a run's history policy asks for, or keep a new one (a
@@ -368,4 +385,4 @@ class AgentActivities:
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""
         return [self.model_call, self.tool_call, self.guardrail_check, self.session_load,
-                self.session_commit, self.session_summaries]
+                self.session_commit, self.session_summaries, self.recall]

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GUARDRAIL_ACTIVITY",
     "MODEL_ACTIVITY",
+    "RECALL_ACTIVITY",
     "TOOL_ACTIVITY",
     "ContinueAsNew",
     "NoModel",
@@ -52,6 +53,7 @@ __all__ = [
 MODEL_ACTIVITY = "agentkit.model_call"
 TOOL_ACTIVITY = "agentkit.tool_call"
 GUARDRAIL_ACTIVITY = "agentkit.guardrail_check"
+RECALL_ACTIVITY = "agentkit.recall"
 _SAME: Any = object()
 """A tool activity's verdict that left the result as the answer holds it."""
 
@@ -269,6 +271,34 @@ class TemporalEffects:
         if "stop" in answer:
             raise error_from(answer["stop"])
         return answer.get("value", check.value), answer.get("trip")
+
+
+    async def recall(self, task: str) -> str:
+        """What the agent's memory adds to the system prompt for ``task`` (the query is
+        I/O: an activity). A refusal that would stop the run fails it, as it fails
+        ``agent.run`` and ``agent.resume`` in-process."""
+        ctx = self.ctx
+        options = self.options
+        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
+                             ctx.scope, ctx.autonomy.value, self.spent,
+                             options.max_payload_bytes)
+        fields["task"] = task
+        text = await workflow.execute_activity(
+            RECALL_ACTIVITY,
+            pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
+                        "the task its memory is queried with"),
+            result_type=str,
+            start_to_close_timeout=timedelta(seconds=options.model_timeout),
+            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+            retry_policy=retry_policy(options.max_attempts),
+            summary="recall",
+        )
+        answer = unpack(text, "recall")
+        self._charge(answer)
+        if "stop" in answer:
+            _raise_broken({"broken": answer["stop"]})
+        recalled: str = answer["recalled"]
+        return recalled
 
 
 def tools_of(agent: Agent) -> ToolRegistry:

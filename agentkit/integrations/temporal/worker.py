@@ -57,11 +57,6 @@ class AgentWorker:
         for agent in agents:
             if not isinstance(agent, Agent):
                 raise TypeError(f"AgentWorker(agents=...) takes Agent objects, got {agent!r}")
-            if agent.memory is not None:
-                raise ValueError(
-                    f"agent {agent.name!r} has memory=..., which the Temporal workflow does not "
-                    "consult yet; run it in-process (agent.run), or recall in a tool"
-                )
             if agent.name in hosted:
                 raise ValueError(
                     f"two agents are named {agent.name!r}; a worker looks agents up by name, "

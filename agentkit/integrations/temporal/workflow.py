@@ -40,6 +40,7 @@ from agentkit.integrations.temporal._values import (
 from agentkit.integrations.temporal.effects import (
     GUARDRAIL_ACTIVITY,
     MODEL_ACTIVITY,
+    RECALL_ACTIVITY,
     TOOL_ACTIVITY,
     ContinueAsNew,
     NoModel,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GUARDRAIL_ACTIVITY",
     "MODEL_ACTIVITY",
+    "RECALL_ACTIVITY",
     "TOOL_ACTIVITY",
     "WORKFLOW",
     "AgentWorkflow",
@@ -191,6 +193,10 @@ class AgentWorkflow:
         run = lifecycle.hosted_run(agent, ctx, state, effects)
         self._run = run
         try:
+            if agent.memory is not None:
+                # Recalled when the run starts (carried across continue-as-new).
+                run.extra_system = start["recalled"] if "recalled" in start else (
+                    await effects.recall(run.messages[run.history_len].content))
             while True:
                 if run.status == "suspended":
                     result = run.result()
@@ -221,6 +227,10 @@ class AgentWorkflow:
                 self._waiting = False
                 assert decisions is not None
                 lifecycle.decide(run, decisions)
+                if agent.memory is not None:
+                    # Recalled again, as agent.resume does in-process.
+                    run.extra_system = await effects.recall(
+                        run.messages[run.history_len].content)
         except ContinueAsNew:
             pass
         except (FailureError, RunError):
@@ -235,6 +245,8 @@ class AgentWorkflow:
         if effects.live is not None:
             carried["live"] = effects.live
             carried["published"] = effects.published_last_turn()
+        if agent.memory is not None:
+            carried["recalled"] = run.extra_system
         carried["state"] = effects.last
         carried["spent"] = effects.spent
         carried["settled"] = self._settled

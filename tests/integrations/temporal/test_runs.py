@@ -23,9 +23,8 @@ from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.integrations.otel import OTelTracer, trace_id_for
 from agentkit.integrations.temporal import AgentWorker, RemoteError, RunOptions, TemporalAgents
-from agentkit.state.memory import FileMemory
 from agentkit.state.sessions import read_session
-from agentkit.tools import InMemoryFiles, ask_human, tool
+from agentkit.tools import ask_human, tool
 
 ADD = ToolCall("c1", "add", {"a": 2, "b": 3})
 MAIL = ToolCall("c2", "send_email", {"to": "a@example.com", "body": "hi"})
@@ -252,14 +251,6 @@ async def test_a_refusal_that_stops_the_run_stops_it_as_in_process(
 
 
 async def test_a_worker_refuses_what_it_cannot_host(client: Client, task_queue: str) -> None:
-    remembering = Agent("notes", "fake", "p", memory=FileMemory(InMemoryFiles({})))
-    with pytest.raises(ValueError) as caught:
-        AgentWorker(client, task_queue=task_queue, agents=[remembering],
-                    context=lambda: make_test_ctx())
-    assert str(caught.value) == (
-        "agent 'notes' has memory=..., which the Temporal workflow does not consult yet; "
-        "run it in-process (agent.run), or recall in a tool"
-    )
     twins = [Agent("twin", "fake", "p"), Agent("twin", "fake", "q")]
     with pytest.raises(ValueError) as caught:
         AgentWorker(client, task_queue=task_queue, agents=twins, context=lambda: make_test_ctx())
