@@ -3,8 +3,15 @@ step once, whether it came live, again from a retried attempt, or from a result.
 
 from __future__ import annotations
 
-from agentkit.agents.events import StepEvent, TextDeltaEvent, ToolCallEvent, ToolResultEvent
+from agentkit.agents.events import (
+    GuardrailEvent,
+    StepEvent,
+    TextDeltaEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from agentkit.core.contracts.types import ToolCall, Usage
+from agentkit.core.guardrails import GuardrailTrip
 from agentkit.integrations.temporal.live import LivePublisher
 from agentkit.serve.runs import EventLog
 from agentkit.serve.temporal_live import LiveEvents
@@ -53,3 +60,18 @@ async def test_a_call_id_a_model_uses_twice_is_logged_for_each_call() -> None:
     assert [(e["kind"], e.get("content")) for e in log.events] == [
         ("tool_call", None), ("step", None), ("tool_result", "answer 1"),
         ("tool_call", None), ("step", None), ("tool_result", "answer 2")]
+
+
+async def test_a_guardrail_trip_published_live_is_logged_as_the_stream_shows_it() -> None:
+    store = InMemoryStore()
+    trip = GuardrailTrip("no_weapons", "tool lookup result", "asks about weapons")
+    live = LivePublisher(store, "r1", 1, "run-a:2", 1)
+    live.add(GuardrailEvent(trip))  # a tool activity whose result tripped
+    await live.close()
+    log = EventLog()
+    events = LiveEvents(store, "r1")
+    events.follow(log)
+    await events.settle()
+    assert log.events == [{"kind": "guardrail", "guardrail": "no_weapons",
+                           "where": "tool lookup result", "reason": "asks about weapons",
+                           "info": None}]
