@@ -109,6 +109,7 @@ class GuardrailCheck:
     call: ToolCall | None = None
     """The tool call, for ``arguments`` and ``result``."""
 
+
 _log = logging.getLogger("agentkit.audit")
 
 
