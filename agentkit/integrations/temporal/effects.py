@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MODEL_ACTIVITY",
     "TOOL_ACTIVITY",
-    "ContinueAsNew",
     "NoModel",
     "TemporalEffects",
     "retry_policy",
@@ -49,7 +48,7 @@ MODEL_ACTIVITY = "agentkit.model_call"
 TOOL_ACTIVITY = "agentkit.tool_call"
 
 
-class ContinueAsNew(BaseException):
+class _ContinueAsNew(BaseException):
     """Raised inside the loop to leave it for a fresh workflow run. A BaseException, so
     the loop's error handling (which stops runs on RunError) lets it through."""
 
@@ -132,7 +131,7 @@ class TemporalEffects:
     async def call_model(self, request: ChatRequest) -> LLMResult:
         if self.made >= self.options.continue_as_new_after:
             # Keep the history bounded: carry the run's state into a fresh workflow run.
-            raise ContinueAsNew
+            raise _ContinueAsNew
         self.made += 1
         ctx = self.ctx
         options = self.options
@@ -239,7 +238,3 @@ def _cause(error: BaseException) -> str:
         error = error.__cause__
     return str(error) or type(error).__name__
 
-
-class _ContinueAsNew(BaseException):
-    """Raised inside the loop to leave it for a fresh workflow run. A BaseException, so
-    the loop's error handling (which stops runs on RunError) lets it through."""

@@ -40,9 +40,9 @@ from agentkit.integrations.temporal._values import (
 from agentkit.integrations.temporal.effects import (
     MODEL_ACTIVITY,
     TOOL_ACTIVITY,
-    ContinueAsNew,
     NoModel,
     TemporalEffects,
+    _ContinueAsNew,
     retry_policy,
     tools_of,
 )
@@ -202,7 +202,7 @@ class AgentWorkflow:
                 self._waiting = False
                 assert decisions is not None
                 lifecycle.decide(run, decisions)
-        except ContinueAsNew:
+        except _ContinueAsNew:
             pass
         except (FailureError, RunError):
             raise
