@@ -43,7 +43,6 @@ __all__ = [
     "MODEL_ACTIVITY",
     "RECALL_ACTIVITY",
     "TOOL_ACTIVITY",
-    "ContinueAsNew",
     "NoModel",
     "TemporalEffects",
     "retry_policy",
@@ -58,7 +57,7 @@ _SAME: Any = object()
 """A tool activity's verdict that left the result as the answer holds it."""
 
 
-class ContinueAsNew(BaseException):
+class _ContinueAsNew(BaseException):
     """Raised inside the loop to leave it for a fresh workflow run. A BaseException, so
     the loop's error handling (which stops runs on RunError) lets it through."""
 
@@ -144,7 +143,7 @@ class TemporalEffects:
     async def call_model(self, request: ChatRequest) -> LLMResult:
         if self.made >= self.options.continue_as_new_after:
             # Keep the history bounded: carry the run's state into a fresh workflow run.
-            raise ContinueAsNew
+            raise _ContinueAsNew
         steps = self.last.steps if self.last is not None else 0
         return await self._model(request, f"the input of model call {steps + 1}", live=True)
 
@@ -334,7 +333,3 @@ def _cause(error: BaseException) -> str:
         error = error.__cause__
     return str(error) or type(error).__name__
 
-
-class _ContinueAsNew(BaseException):
-    """Raised inside the loop to leave it for a fresh workflow run. A BaseException, so
-    the loop's error handling (which stops runs on RunError) lets it through."""

@@ -42,9 +42,9 @@ from agentkit.integrations.temporal.effects import (
     MODEL_ACTIVITY,
     RECALL_ACTIVITY,
     TOOL_ACTIVITY,
-    ContinueAsNew,
     NoModel,
     TemporalEffects,
+    _ContinueAsNew,
     retry_policy,
     tools_of,
 )
@@ -231,7 +231,7 @@ class AgentWorkflow:
                     # Recalled again, as agent.resume does in-process.
                     run.extra_system = await effects.recall(
                         run.messages[run.history_len].content)
-        except ContinueAsNew:
+        except _ContinueAsNew:
             pass
         except (FailureError, RunError):
             raise
