@@ -336,3 +336,29 @@ async def test_a_history_with_guardrails_replays(client: Client, task_queue: str
                            context=lambda: make_test_ctx(llm=FakeLLM.script([]))):
         changed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert changed.replay_failure is not None
+
+
+async def test_a_result_rewritten_into_something_else_than_text_fails_the_run_as_in_process(
+    client: Client, task_queue: str
+) -> None:
+    def structured(value: Any) -> Any:
+        return {"redacted": True} if isinstance(value, str) else None
+
+    @tool(side_effecting=False, guardrails=[structured])
+    def lookup(q: str) -> str:
+        """Look a question up in the knowledge base and return the answer text."""
+        return "the answer"
+
+    agent = Agent("desk", "fake", "You help.", cognition=ReActCognition([lookup]))
+    turn = Turn(tool_calls=(ToolCall("c1", "lookup", {"q": "why"}),))
+    async with AgentWorker(client, task_queue=task_queue, agents=[agent],
+                           context=lambda: make_test_ctx(llm=FakeLLM.script([turn]))):
+        with pytest.raises(WorkflowFailureError) as failed:
+            await TemporalAgents(client, task_queue=task_queue).run("desk", "why?",
+                                                                    run_id="run-g10")
+    with pytest.raises(TypeError) as raised:
+        await agent.run("why?", make_test_ctx(llm=FakeLLM.script([turn]),
+                                              correlation_id="run-g10"))
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    assert (cause.type, cause.message) == ("TypeError", f"TypeError: {raised.value}")
