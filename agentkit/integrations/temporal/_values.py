@@ -34,6 +34,7 @@ __all__ = [
     "pack",
     "pack_within",
     "result_from",
+    "result_of",
     "result_to",
     "unpack",
 ]
@@ -167,7 +168,11 @@ def result_to(result: AgentResult) -> str:
 
 def result_from(text: str) -> AgentResult:
     """The :class:`AgentResult` a payload made by :func:`result_to` holds."""
-    result = unpack(text, "result")
+    return result_of(unpack(text, "result"))
+
+
+def result_of(result: Any) -> AgentResult:
+    """The :class:`AgentResult` an unpacked :func:`result_to` payload holds."""
     if not isinstance(result, AgentResult):
         raise TypeError(f"expected an AgentResult payload, got a {type(result).__name__}")
     evals = dict(result.evals)

@@ -33,10 +33,12 @@ from agentkit.integrations.temporal._values import (
     pack,
     pack_within,
     result_from,
+    result_of,
     unpack,
 )
 from agentkit.integrations.temporal.payloads import INLINE_BYTES, with_stored_payloads
 from agentkit.integrations.temporal.workflow import (
+    CONTINUED,
     DECIDE_UPDATE,
     OUTCOME_UPDATE,
     PENDING_QUERY,
@@ -206,7 +208,8 @@ class TemporalAgents:
             if at is not None and (left is None or not isinstance(at, int) or at > left):
                 # It waits for a person (or did, and was resumed since): the update
                 # answers when it is next at rest.
-                return await self._whole(await self._update(run_id, OUTCOME_UPDATE, None))
+                return await self._whole(result_of(
+                    await self._update(run_id, OUTCOME_UPDATE, None)))
             wait = min(2 * wait, _LONGEST_LOOK)
 
     async def resume(self, run_id: str, decisions: Mapping[str, Any]) -> AgentResult:
@@ -216,9 +219,16 @@ class TemporalAgents:
         Raises :class:`RunNotResumable` when the run does not wait for a decision, and
         :class:`InvalidDecision` (a ``ValueError``, the same text as ``agent.resume``'s)
         for decisions that do not fit its pending calls (nothing changes).
+
+        A run that took the decisions and then continues as new (past
+        ``continue_as_new_after`` model calls) answers the update as it does so, with
+        the suspension the decisions answered; the run is then followed as after
+        :meth:`hand`, to the same result.
         """
-        return await self._whole(
-            await self._update(run_id, RESUME_UPDATE, pack(dict(decisions))))
+        answer = await self._update(run_id, RESUME_UPDATE, pack(dict(decisions)))
+        if isinstance(answer, Mapping) and CONTINUED in answer:
+            return await self._result_after(run_id, answer[CONTINUED])
+        return await self._whole(result_of(answer))
 
     async def hand(
         self, run_id: str, decisions: Mapping[str, Any], *, at: int | None = None
@@ -269,13 +279,15 @@ class TemporalAgents:
         value = unpack(text, "pending")
         return value if isinstance(value, Suspended) else None
 
-    async def _update(self, run_id: str, name: str, arg: str | None) -> AgentResult:
+    async def _update(self, run_id: str, name: str, arg: str | None) -> Any:
+        """The update's answer, unpacked (a result, or a resume's ``continued``), or the
+        run's final result when it ended meanwhile."""
         handle = self.client.get_workflow_handle(run_id, result_type=str)
         args = [] if arg is None else [arg]
         for _ in range(_ATTEMPTS):
             try:
                 text = await handle.execute_update(name, args=args, result_type=str)
-                return result_from(text)
+                return unpack(text, "result")
             except WorkflowUpdateFailedError as exc:
                 _refused(run_id, exc.cause)
                 if not await self._still_running(handle):

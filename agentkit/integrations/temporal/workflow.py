@@ -79,6 +79,12 @@ PENDING_QUERY = "agentkit.pending"
 SUSPENDED_MEMO = "agentkit.suspended"
 """The memo (and patch id) a run upserts each time it suspends: the count of results
 it has settled so far."""
+RESUME_CONTINUED = "agentkit.resume_continued"
+"""The patch id of answering a resume update before the run continues as new (its
+handler would otherwise be left unfinished, and its caller refused)."""
+CONTINUED = "continued"
+"""The key of a resume update's answer when the run took the decisions and continued as
+new before its next result: the suspension the decisions answered."""
 
 # The agents each task queue's worker hosts, and the latest hosted under each name (for
 # a Replayer, whose workflows run outside any task queue). This module is passed through
@@ -159,6 +165,9 @@ class AgentWorkflow:
         self._decisions: Mapping[str, Any] | None = None
         self._waiting = False
         self._failure: ApplicationError | None = None
+        self._resuming = 0
+        """Resume updates whose decisions the run took, still waiting for its result."""
+        self._continuing = False
 
     @workflow.run
     async def run(self, payload: str) -> str:
@@ -250,6 +259,14 @@ class AgentWorkflow:
         carried["state"] = effects.last
         carried["spent"] = effects.spent
         carried["settled"] = self._settled
+        if self._resuming and workflow.patched(RESUME_CONTINUED):
+            # A resume's caller waits for the run's next result, which the next
+            # workflow run will give: answer it now (it follows the run), since an
+            # update left unfinished at continue-as-new is lost, and asked again
+            # of a run that waits for nothing. Histories recorded before replay
+            # without it.
+            self._continuing = True
+            await workflow.wait_condition(lambda: self._resuming == 0)
         workflow.continue_as_new(pack(carried))
 
     @staticmethod
@@ -304,11 +321,21 @@ class AgentWorkflow:
     @workflow.update(name=RESUME_UPDATE)
     async def resume(self, decisions: str, at: int | None = None) -> str:
         """Hand the human's decisions to the suspended run (at suspension ``at``, when
-        given: see :meth:`_checked`); its next result."""
+        given: see :meth:`_checked`); its next result, or, when the run continues as
+        new before it, ``{"continued": n}`` (``n`` the suspension decided), for the
+        caller to follow the run as :meth:`TemporalAgents.hand`'s caller does."""
         settled = self._settled
         self._decisions = self._checked(decisions, at)
-        await workflow.wait_condition(lambda: self._settled > settled)
-        return self._answer()
+        self._resuming += 1
+        try:
+            await workflow.wait_condition(
+                lambda: self._settled > settled or self._continuing)
+        finally:
+            self._resuming -= 1
+        if self._settled > settled:
+            return self._answer()
+        # Taken, and the run continues as new before its next result.
+        return pack({CONTINUED: settled})
 
     @workflow.update(name=DECIDE_UPDATE)
     def decide(self, decisions: str, at: int | None = None) -> None:

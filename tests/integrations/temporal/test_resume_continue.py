@@ -5,23 +5,35 @@ the run took the decisions, and the caller is told what came of them."""
 from __future__ import annotations
 
 import asyncio
+import warnings
+from pathlib import Path
 
 import pytest
-from temporalio.client import Client
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHistory
+from temporalio.worker import Replayer
+from temporalio.workflow import UnfinishedUpdateHandlersWarning
 
 from agentkit.agents import Agent, RunNotResumable
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.testing import FakeLLM, Turn, make_test_ctx
-from agentkit.integrations.temporal import AgentWorker, RunOptions, TemporalAgents
+from agentkit.integrations.temporal import (
+    AgentWorker,
+    RunOptions,
+    TemporalAgents,
+    workflow_runner,
+)
+from agentkit.integrations.temporal.workflow import AgentWorkflow
 from agentkit.tools import tool
 
+HISTORIES = Path(__file__).parent / "histories"
 MAIL = ToolCall("c1", "send_email", {"to": "a@example.com"})
 ADD = ToolCall("c2", "add", {"a": 2, "b": 3})
 AGAIN = ToolCall("c3", "send_email", {"to": "b@example.com"})
 
 
-def desk(ran: list[str]) -> Agent:
+def desk(ran: list[str], max_iterations: int = 50) -> Agent:
     @tool(side_effecting=True)
     def send_email(to: str) -> str:
         """Send one email to a single recipient and return the provider message id."""
@@ -33,7 +45,8 @@ def desk(ran: list[str]) -> Agent:
         """Add two integers and return their sum."""
         return a + b
 
-    return Agent("desk", "fake", "You help.", cognition=ReActCognition([send_email, add]))
+    return Agent("desk", "fake", "You help.",
+                 cognition=ReActCognition([send_email, add], max_iterations=max_iterations))
 
 
 def worker(client: Client, task_queue: str, ran: list[str], *turns: Turn) -> AgentWorker:
@@ -97,3 +110,41 @@ async def test_a_resume_whose_run_continues_as_new_then_suspends_returns_the_sus
     assert (done.stop_reason, done.output) == ("complete", "Sent both.")
     assert ran == ["a@example.com", "b@example.com"]
     assert await runs_of(client, "can-2") == 2
+
+
+def kinds(history: WorkflowHistory) -> list[str]:
+    return [EventType.Name(e.event_type).removeprefix("EVENT_TYPE_") for e in history.events]
+
+
+@pytest.mark.parametrize(("recorded", "answered"), [
+    # Recorded by the agentkit before the fix: the resume update was left unfinished at
+    # the continue-as-new (the patch guard keeps replaying it so).
+    ("resume_continued_before_fix.json", False),
+    # Recorded by this version: the update is answered right before the continue.
+    ("resume_continued.json", True),
+])
+async def test_a_history_of_a_resume_that_continued_as_new_replays(
+    client: Client, task_queue: str, recorded: str, answered: bool
+) -> None:
+    """The first workflow run of the scenario of the first test above (the second
+    begins with the carried state); each must replay on the workers of today."""
+    history = WorkflowHistory.from_json(recorded, (HISTORIES / recorded).read_text())
+    ending = ["WORKFLOW_TASK_COMPLETED", "WORKFLOW_EXECUTION_CONTINUED_AS_NEW"]
+    if answered:  # the patch (its marker and search attribute), the resume's answer
+        ending[1:1] = ["MARKER_RECORDED", "UPSERT_WORKFLOW_SEARCH_ATTRIBUTES",
+                       "WORKFLOW_EXECUTION_UPDATE_COMPLETED"]
+    assert kinds(history)[-len(ending):] == ending
+    replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner())
+    async with worker(client, task_queue, []):
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            replayed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert replayed.replay_failure is None
+    # Replayed as recorded: the old history leaves its resume unfinished again.
+    left = [w for w in warned if issubclass(w.category, UnfinishedUpdateHandlersWarning)]
+    assert bool(left) is not answered
+    # A loop that decides differently is caught: the replay does check this history.
+    async with AgentWorker(client, task_queue=task_queue, agents=[desk([], 1)],
+                           context=make_test_ctx):
+        changed = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert changed.replay_failure is not None
