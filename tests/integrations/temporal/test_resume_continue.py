@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.worker import Replayer
 from temporalio.workflow import UnfinishedUpdateHandlersWarning
 
+from agentkit import InvalidDecision
 from agentkit.agents import Agent, RunNotResumable
 from agentkit.agents.cognition import ReActCognition
 from agentkit.core.contracts.types import ToolCall
@@ -69,6 +70,11 @@ async def test_a_resume_whose_run_continues_as_new_returns_its_result(
     async with worker(client, task_queue, ran, *turns):
         held = await agents.run("desk", "Email a, add.", run_id="can-1", autonomy="gated")
         assert held.stop_reason == "suspended"
+        # Checked by the shared decision module, as every resume: nothing changes.
+        with pytest.raises(InvalidDecision) as bad:
+            await agents.resume("can-1", {"c9": "approve"})
+        assert str(bad.value) == ("run 'can-1': decisions name call id(s) ['c9'] that are "
+                                  "not pending; pending calls: ['c1']")
         done = await asyncio.wait_for(agents.resume("can-1", {"c1": "approve"}), 60)
         # The decision was taken once: a second one for that suspension is refused.
         with pytest.raises(RunNotResumable):
