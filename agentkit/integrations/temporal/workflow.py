@@ -71,6 +71,7 @@ OUTCOME_UPDATE = "agentkit.outcome"
 RESUME_UPDATE = "agentkit.resume"
 DECIDE_UPDATE = "agentkit.decide"
 PENDING_QUERY = "agentkit.pending"
+STATE_QUERY = "agentkit.state"
 SUSPENDED_MEMO = "agentkit.suspended"
 """The memo (and patch id) a run upserts each time it suspends: the count of results
 it has settled so far."""
@@ -131,6 +132,7 @@ class AgentWorkflow:
         self._decisions: Mapping[str, Any] | None = None
         self._waiting = False
         self._failure: ApplicationError | None = None
+        self._effects: TemporalEffects | None = None
 
     @workflow.run
     async def run(self, payload: str) -> str:
@@ -166,6 +168,7 @@ class AgentWorkflow:
         calls, nanos = start.get("spent", (0, 0))
         effects.spent = (calls, nanos)
         effects.last = state
+        self._effects = effects
         if effects.live is not None:
             effects.live = int(start.get("live", 1))
             effects.published.update(start.get("published", ()))
@@ -331,6 +334,13 @@ class AgentWorkflow:
         if run is None or not self._waiting:
             return pack(None)
         return pack(run.suspended())
+
+    @workflow.query(name=STATE_QUERY)
+    def state(self) -> str:
+        """The run's latest snapshot (a RunState: its transcript, steps, pending calls),
+        the one an in-process run's last checkpoint holds; None before the run opened."""
+        effects = self._effects
+        return pack(None if effects is None else effects.last)
 
     def _at_rest(self) -> bool:
         """The run waits for a person, or has ended."""
