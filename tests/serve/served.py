@@ -136,7 +136,9 @@ async def served(app: Any) -> AsyncIterator[str]:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # A stream a failed test left open must not hold the shutdown (and the test) for ever.
+    server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on",
+                                    timeout_graceful_shutdown=5))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         async with asyncio.timeout(DEADLINE):

@@ -67,6 +67,13 @@ def decision_message(task_id: str, context_id: str,
     return SendMessageRequest(message=message)
 
 
+def history_message(task: dict[str, Any], index: int, role: str,
+                    *parts: dict[str, Any]) -> dict[str, Any]:
+    """The message at ``index`` of a task's history, as the server shows it."""
+    return {"messageId": f"{task['id']}:history:{index}", "role": role,
+            "taskId": task["id"], "contextId": task["contextId"], "parts": list(parts)}
+
+
 class Watch:
     """An agent whose tool works until its run is cancelled, as a long job would."""
 
@@ -216,6 +223,7 @@ async def test_input_required_round_trip_with_approval_runs_the_tool_once(
     await client.close()
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_stream_yields_the_task_tool_progress_output_and_last_state(base: str) -> None:
     client = await client_for(base, streaming=True)
     events = await collect(client.send_message(text_message("refund A")))
@@ -228,6 +236,12 @@ async def test_stream_yields_the_task_tool_progress_output_and_last_state(base: 
     task_id, context = last["taskId"], last["contextId"]
     resumed = await collect(client.send_message(decision_message(task_id, context,
                                                                  {"c1": "approve"})))
+    # The task as it stands, its history as GetTask gives it: the run so far.
+    snapshot = resumed[0]["task"]
+    assert snapshot["history"][:2] == [
+        history_message(snapshot, 0, "ROLE_USER", {"text": "refund A"}),
+        history_message(snapshot, 1, "ROLE_AGENT", {"data": {"tool_calls": [
+            {"id": "c1", "name": "refund", "arguments": {"order_id": "A", "usd": 10}}]}})]
     assert resumed[1]["statusUpdate"]["status"]["message"]["parts"][0] == {
         "text": "refund returned: refunded 10 USD on A"}
     chunks = [e["artifactUpdate"] for e in resumed if "artifactUpdate" in e]
@@ -254,6 +268,11 @@ async def test_resubscribe_follows_a_running_task_and_cancel_stops_it(
     followed = client.subscribe(SubscribeToTaskRequest(id=task_id)).__aiter__()
     first = MessageToDict(await asyncio.wait_for(anext(followed), DEADLINE))
     assert first["task"]["status"]["state"] == "TASK_STATE_WORKING"  # it follows from here
+    # The task as it stands, history and all, as GetTask gives it (the turn whose call
+    # is still running joins the history once its calls are answered).
+    got = MessageToDict(await polling.get_task(GetTaskRequest(id=task_id)))
+    assert first["task"]["history"] == got["history"] == [
+        history_message(got, 0, "ROLE_USER", {"text": "watch A"})]
     cancelled = MessageToDict(await asyncio.wait_for(
         client.cancel_task(CancelTaskRequest(id=task_id)), DEADLINE))
     assert cancelled["status"]["state"] == "TASK_STATE_CANCELED"
