@@ -11,12 +11,21 @@ import httpx2
 from agentkit.core.policies import audit, tracing
 from agentkit.core.policies.audit import DecisionRecord
 from agentkit.core.testing import make_test_ctx
-from tests.serve.served import HOME, TOKENS, ByTask, Shop, bearer, refund_turns, served
-from tests.serve.test_api import (  # noqa: F401  (the fixtures, on every backend)
+from tests.serve.served import (
+    HOME,
+    TOKENS,
+    ByTask,
     MakeApp,
+    Shop,
+    bearer,
+    refund_turns,
+    served,
+    sse,
+    start,
+)
+from tests.serve.test_api import (  # noqa: F401  (the fixtures, on every backend)
     backend,
     make_app,
-    sse,
     store,
 )
 
@@ -41,8 +50,7 @@ async def test_the_winning_decision_is_in_the_audit_log_and_the_losing_one_is_no
     llm = ByTask({"refund A": refund_turns("A", 10)})
     app = await make_app([shop.support], context=audited(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+        await start(http, "refund A", "r1")
         body = {"decisions": {"c1": "approve"}}
         first, second = await asyncio.gather(
             http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
@@ -70,8 +78,7 @@ async def test_a_cancel_is_in_the_audit_log_with_who_cancelled(
     llm = ByTask({"refund A": refund_turns("A", 10)})
     app = await make_app([shop.support], context=audited(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+        await start(http, "refund A", "r1")
         cancelled = await http.post("/v1/runs/r1/cancel", headers=ANA)
         assert cancelled.status_code == 202
         again = await http.post("/v1/runs/r1/cancel", headers=ANA)

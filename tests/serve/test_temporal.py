@@ -25,8 +25,9 @@ from tests.serve.served import (
     create_app,
     refund_turns,
     served,
+    sse,
+    start,
 )
-from tests.serve.test_api import sse
 
 ANA = bearer("tok-ana")
 
@@ -93,8 +94,7 @@ async def test_a_decision_claim_left_by_a_server_that_died_is_taken_over_after_i
     decide = {"decisions": {"c1": "approve"}}
     async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
         async with served(app(30.0)) as url, httpx2.AsyncClient(base_url=url) as http:
-            held = await http.post("/v1/agents/support/runs", json={
-                "input": "refund A", "run_id": run_id, "wait": True}, headers=ANA)
+            held = await start(http, "refund A", run_id)
             assert held.json()["status"] == "suspended"
             # What the server that died left: the claim, and the run's record still
             # suspended (it never handed the decision over).
@@ -144,8 +144,7 @@ async def test_a_run_whose_server_died_handing_a_decision_over_is_followed_by_th
 
     async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
         async with served(app()) as url, httpx2.AsyncClient(base_url=url) as http:
-            await http.post("/v1/agents/support/runs", json={
-                "input": "refund A", "run_id": run_id, "wait": True}, headers=ANA)
+            await start(http, "refund A", run_id)
         record = await store.get_run(run_id)
         assert record is not None and record.status == "suspended"
         await store.put_run(replace(record, status="running", pending=(),

@@ -35,9 +35,9 @@ from tests.serve.served import (
     create_app,
     refund_turns,
     served,
+    sse,
 )
 from tests.serve.test_agui import post_sse, run_input
-from tests.serve.test_api import sse
 
 ANA = bearer("tok-ana")
 

@@ -114,13 +114,6 @@ def watch() -> Watch:
 
 
 @pytest.fixture
-def engine() -> str:
-    """The engine the served agents run on; a test proven on every engine parametrizes
-    it with ``ENGINES``."""
-    return "in-process"
-
-
-@pytest.fixture
 async def base(shop: Shop, watch: Watch, engine: str, request: pytest.FixtureRequest
                ) -> AsyncIterator[str]:
     llm = ByTask({

@@ -36,13 +36,6 @@ from tests.serve.served import (
 
 
 @pytest.fixture
-def engine() -> str:
-    """The engine the served agents run on; a test proven on every engine parametrizes
-    it with ``ENGINES``."""
-    return "in-process"
-
-
-@pytest.fixture
 async def helpdesk(engine: str, request: pytest.FixtureRequest
                    ) -> AsyncIterator[tuple[str, Shop]]:
     """The shop's support agent served over A2A on ``engine``, with its scripts."""
