@@ -21,6 +21,7 @@ from tests.integrations.a2a.test_serve import (
     client_for,
     collect,
     decision_message,
+    history_message,
     text_message,
 )
 from tests.serve.served import (
@@ -95,13 +96,11 @@ async def test_a_message_id_is_a_task_only_for_the_principal_who_sent_it(
 
 
 def user(task: dict[str, Any], index: int, text: str) -> dict[str, Any]:
-    return {"messageId": f"{task['id']}:history:{index}", "role": "ROLE_USER",
-            "taskId": task["id"], "contextId": task["contextId"], "parts": [{"text": text}]}
+    return history_message(task, index, "ROLE_USER", {"text": text})
 
 
 def agent(task: dict[str, Any], index: int, *parts: dict[str, Any]) -> dict[str, Any]:
-    return {"messageId": f"{task['id']}:history:{index}", "role": "ROLE_AGENT",
-            "taskId": task["id"], "contextId": task["contextId"], "parts": list(parts)}
+    return history_message(task, index, "ROLE_AGENT", *parts)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
