@@ -252,5 +252,29 @@ async def start(http: httpx2.AsyncClient, task: Any, run_id: str | None = None, 
     return await http.post(f"/v1/agents/{agent}/runs", json=body, headers=bearer(token))
 
 
-__all__ = ["ENGINES", "ByTask", "MakeApp", "Shop", "apps_on", "context_for", "create_app", "served",
-           "served_as", "sse", "start"]
+
+async def decide_at_once(http: httpx2.AsyncClient, run_id: str, decisions: dict[str, Any]
+                         ) -> list[httpx2.Response]:
+    """The same decisions for ``run_id`` from two deciders at the same moment: both
+    answers, the lower status first (the winner's 202 before the loser's 409)."""
+    body = {"decisions": decisions}
+    answers = await asyncio.gather(*(
+        http.post(f"/v1/runs/{run_id}/decisions", json=body, headers=bearer("tok-ana"))
+        for _ in range(2)))
+    return sorted(answers, key=lambda answer: answer.status_code)
+
+
+__all__ = [
+    "ENGINES",
+    "ByTask",
+    "MakeApp",
+    "Shop",
+    "apps_on",
+    "context_for",
+    "create_app",
+    "decide_at_once",
+    "served",
+    "served_as",
+    "sse",
+    "start",
+]

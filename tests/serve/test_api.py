@@ -28,6 +28,7 @@ from tests.serve.served import (
     bearer,
     close_store,
     context_for,
+    decide_at_once,
     nested_turns,
     open_store,
     refund_turns,
@@ -157,13 +158,8 @@ async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(
     app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await start(http, "refund A", "r1")
-        body = {"decisions": {"c1": "approve"}}
-        first, second = await asyncio.gather(
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-        )
-        assert sorted([first.status_code, second.status_code]) == [202, 409]
-        loser = first if first.status_code == 409 else second
+        winner, loser = await decide_at_once(http, "r1", {"c1": "approve"})
+        assert (winner.status_code, loser.status_code) == (202, 409)
         assert loser.json()["error"]["type"] == "not_resumable"
         suspended = await sse(http, "/v1/runs/r1/events")
         await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])

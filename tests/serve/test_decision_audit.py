@@ -3,7 +3,6 @@ principal's name, beside the run's own decision log, on both engines."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import httpx2
@@ -18,6 +17,7 @@ from tests.serve.served import (
     MakeApp,
     Shop,
     bearer,
+    decide_at_once,
     refund_turns,
     served,
     sse,
@@ -51,12 +51,8 @@ async def test_the_winning_decision_is_in_the_audit_log_and_the_losing_one_is_no
     app = await make_app([shop.support], context=audited(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         await start(http, "refund A", "r1")
-        body = {"decisions": {"c1": "approve"}}
-        first, second = await asyncio.gather(
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-        )
-        assert sorted([first.status_code, second.status_code]) == [202, 409]
+        winner, loser = await decide_at_once(http, "r1", {"c1": "approve"})
+        assert (winner.status_code, loser.status_code) == (202, 409)
         suspended = await sse(http, "/v1/runs/r1/events")
         await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
         run = (await http.get("/v1/runs/r1", headers=ANA)).json()
