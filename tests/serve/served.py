@@ -264,6 +264,22 @@ async def decide_at_once(http: httpx2.AsyncClient, run_id: str, decisions: dict[
     return sorted(answers, key=lambda answer: answer.status_code)
 
 
+
+@contextlib.asynccontextmanager
+async def waiting_refund(
+    make: MakeApp, store: Any, *, context: Callable[..., Callable[[], RunContext]] = context_for
+) -> AsyncIterator[tuple[Shop, httpx2.AsyncClient]]:
+    """The shop served by ``make`` (its runs in ``store``, each run's context from
+    ``context(llm, store)``) with run ``r1`` waiting for approval of a refund of A: the
+    shop and a client of the server."""
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = await make([shop.support], context=context(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        assert (await start(http, "refund A", "r1")).json()["status"] == "suspended"
+        yield shop, http
+
+
 __all__ = [
     "ENGINES",
     "ByTask",

@@ -35,6 +35,7 @@ from tests.serve.served import (
     served,
     sse,
     start,
+    waiting_refund,
 )
 
 ANA = bearer("tok-ana")
@@ -153,11 +154,7 @@ async def test_the_inbox_lists_calls_waiting_across_runs_and_a_decision_runs_the
 async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(
     store: Any, make_app: MakeApp
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await start(http, "refund A", "r1")
+    async with waiting_refund(make_app, store) as (shop, http):
         winner, loser = await decide_at_once(http, "r1", {"c1": "approve"})
         assert (winner.status_code, loser.status_code) == (202, 409)
         assert loser.json()["error"]["type"] == "not_resumable"
@@ -172,11 +169,7 @@ async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(
 async def test_a_decision_the_run_cannot_take_is_422_naming_the_pending_ids(
     store: Any, make_app: MakeApp
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await start(http, "refund A", "r1")
+    async with waiting_refund(make_app, store) as (shop, http):
         refused = await http.post("/v1/runs/r1/decisions",
                                   json={"decisions": {"c9": "approve"}}, headers=ANA)
         assert refused.status_code == 422
@@ -245,11 +238,7 @@ async def test_cancel_ends_a_run_waiting_for_a_person_and_a_later_decision_is_40
 async def test_a_cancel_and_a_decision_at_once_have_one_winner(
     store: Any, make_app: MakeApp
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await start(http, "refund A", "r1")
+    async with waiting_refund(make_app, store) as (shop, http):
         suspended = await sse(http, "/v1/runs/r1/events")
         cancel, decide = await asyncio.gather(
             http.post("/v1/runs/r1/cancel", headers=ANA),
@@ -351,11 +340,7 @@ async def test_media_parts_in_the_input_reach_the_model_whole(
 async def test_the_trace_is_a_tree_of_the_runs_spans(
     store: Any, make_app: MakeApp, backend: str
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await start(http, "refund A", "r1")
+    async with waiting_refund(make_app, store) as (_, http):
         trace = (await http.get("/v1/runs/r1/trace", headers=ANA)).json()
         assert (trace["run_id"], trace["dropped"]) == ("r1", 0)
         if backend == "temporal":  # a span per activity of the workflow's history
