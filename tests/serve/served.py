@@ -198,6 +198,18 @@ async def apps_on(engine: str, request: pytest.FixtureRequest, store: Any
         yield make
 
 
+@contextlib.asynccontextmanager
+async def client_on(engine: str, request: pytest.FixtureRequest, store: Any,
+                    agents: Sequence[Any], context: Callable[[], RunContext]
+                    ) -> AsyncIterator[httpx2.AsyncClient]:
+    """A client of ``agents`` served with :data:`TOKENS` on ``engine`` (see
+    :func:`apps_on`), their runs in ``store``."""
+    async with apps_on(engine, request, store) as make, served(
+        await make(agents, context=context, auth=TOKENS)
+    ) as url, httpx2.AsyncClient(base_url=url) as http:
+        yield http
+
+
 async def _terminate_runs(request: pytest.FixtureRequest, store: Any) -> None:
     from temporalio.client import Client
     from temporalio.service import RPCError

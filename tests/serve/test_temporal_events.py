@@ -5,7 +5,6 @@ nothing."""
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -29,6 +28,7 @@ from tests.serve.served import (
     Shop,
     apps_on,
     bearer,
+    client_on,
     context_for,
     refund_turns,
     served,
@@ -68,11 +68,7 @@ async def test_a_run_on_temporal_streams_steps_and_deltas_as_the_in_process_engi
         shop.release.set()
         store = InMemoryStore()
         context = context_for(ByTask({"where is A": WHERE_IS_A}), store)
-        async with contextlib.AsyncExitStack() as stack:
-            make = await stack.enter_async_context(apps_on(engine, request, store))
-            app = await make([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        async with client_on(engine, request, store, [shop.support], context) as http:
             run_id = f"t-{uuid.uuid4().hex[:12]}"
             await http.post("/v1/agents/support/runs", json={"input": "where is A",
                             "run_id": run_id}, headers=ANA)
@@ -97,11 +93,7 @@ async def test_a_rejected_call_streams_its_result_before_the_next_step_as_in_pro
         shop = Shop()
         store = InMemoryStore()
         context = context_for(ByTask({"refund A": refund_turns("A", 10)}), store)
-        async with contextlib.AsyncExitStack() as stack:
-            make = await stack.enter_async_context(apps_on(engine, request, store))
-            app = await make([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        async with client_on(engine, request, store, [shop.support], context) as http:
             run_id = f"t-{uuid.uuid4().hex[:12]}"
             await http.post("/v1/agents/support/runs", json={"input": "refund A",
                             "run_id": run_id, "wait": True}, headers=ANA)
@@ -184,11 +176,7 @@ async def test_the_ag_ui_face_on_temporal_streams_text_messages_as_in_process(
         shop.release.set()
         store = InMemoryStore()
         context = context_for(ByTask({"where is A": WHERE_IS_A}), store)
-        async with contextlib.AsyncExitStack() as stack:
-            make = await stack.enter_async_context(apps_on(engine, request, store))
-            app = await make([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        async with client_on(engine, request, store, [shop.support], context) as http:
             seen[engine] = await post_sse(http, "/v1/agents/support/ag-ui",
                                           run_input(thread, run, "where is A"))
     assert seen["temporal"] == seen["in-process"]
@@ -216,11 +204,7 @@ async def test_a_run_in_a_session_streams_its_own_calls_not_its_history(
         llm = _ByLastTask({"where is A": WHERE_IS_A, "thanks": [Turn(content="Welcome.")]})
         store = InMemoryStore()
         context = context_for(llm, store)
-        async with contextlib.AsyncExitStack() as stack:
-            make = await stack.enter_async_context(apps_on(engine, request, store))
-            app = await make([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        async with client_on(engine, request, store, [shop.support], context) as http:
             session = f"s-{uuid.uuid4().hex[:8]}"
             for task in ("where is A", "thanks"):
                 run_id = f"t-{uuid.uuid4().hex[:12]}"
