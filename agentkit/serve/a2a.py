@@ -15,10 +15,12 @@ as the JSON API's routes are, behind the same Host/Origin check and bearer token
 * A task's ``history`` is its run's messages (the user's as ``ROLE_USER``, the model's,
   its tool calls and their results as ``ROLE_AGENT``), the last ``historyLength`` of
   them when the request gives one.
-* ``SendStreamingMessage`` does the same and streams the task, its text as ``output``
-  artifact chunks, its tool calls as ``working`` status updates, and its last state.
+* ``SendStreamingMessage`` does the same and streams the task (as ``GetTask`` gives
+  it, history included), its text as ``output`` artifact chunks, its tool calls as
+  ``working`` status updates, and its last state.
 * ``GetTask``, ``CancelTask`` (the run stops at its next safe point; the answer comes
-  once it has, or after :data:`CANCEL_GRACE` seconds) and ``SubscribeToTask``.
+  once it has, or after :data:`CANCEL_GRACE` seconds) and ``SubscribeToTask`` (the task
+  as it stands, with its whole history, then its updates).
 """
 
 from __future__ import annotations
@@ -180,8 +182,7 @@ class _Call:
         return "a2a-" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     async def send_blocking(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        configuration = params.get("configuration")
-        configuration = configuration if isinstance(configuration, Mapping) else {}
+        configuration = _configuration(params)
         limit = _history_length(configuration.get("historyLength"))
         record, _ = await self.send(params)
         if self.v03:  # 0.3 says "blocking"; 1.0 blocks unless told to return at once
@@ -193,9 +194,12 @@ class _Call:
         task = await self.task_data(record, limit)
         return task if self.v03 else {"task": task}
 
-    async def stream_from(self, record: RunRecord, seen: int) -> AsyncIterator[dict[str, Any]]:
-        """The task, then its updates after event ``seen``, up to its last state."""
-        yield {"task": task_data(record)}
+    async def stream_from(self, record: RunRecord, seen: int, limit: int | None
+                          ) -> AsyncIterator[dict[str, Any]]:
+        """The task as it stands (with the last ``limit`` messages of its history, as
+        ``GetTask`` gives it), then its updates after event ``seen``, up to its last
+        state."""
+        yield {"task": await self.task_data(record, limit)}
         task_id, context = record.run_id, record.session or ""
         update = {"taskId": task_id, "contextId": context}
         chunked = False
@@ -228,6 +232,11 @@ class _Call:
             raise _RpcError(UNSUPPORTED_OPERATION, f"task {record.run_id!r} is "
                             f"{record.status}: there is nothing to follow; GetTask reads it")
         return record, self.runs.last_event(record.run_id)
+
+
+def _configuration(params: Mapping[str, Any]) -> Mapping[str, Any]:
+    configuration = params.get("configuration")
+    return configuration if isinstance(configuration, Mapping) else {}
 
 
 def _history_length(value: Any) -> int | None:
@@ -294,10 +303,12 @@ async def _dispatch(call: _Call, method: str, params: Mapping[str, Any]) -> Resp
     if method == "SendMessage":
         return JSONResponse(call.result(await call.send_blocking(params)))
     if method == "SendStreamingMessage":
+        limit = _history_length(_configuration(params).get("historyLength"))
         record, seen = await call.send(params)
-    else:  # SubscribeToTask
+    else:  # SubscribeToTask: its request has no historyLength, so the whole history
+        limit = None
         record, seen = await call.subscribe(params)
-    return StreamingResponse(_sse(call.stream_from(record, seen), call),
+    return StreamingResponse(_sse(call.stream_from(record, seen, limit), call),
                              media_type="text/event-stream", headers={"cache-control": "no-store"})
 
 

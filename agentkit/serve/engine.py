@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentkit.agents.events import AgentEvent
+from agentkit.agents.run_state import RunState
 from agentkit.agents.task import Task
 from agentkit.core.contracts.ports import Store
 from agentkit.core.contracts.runs import RunRecord
@@ -116,6 +117,11 @@ class Engine(Protocol):
 
     async def trace(self, run_id: str) -> RunTrace:
         """The run's spans so far."""
+
+    async def state(self, record: RunRecord) -> RunState | None:
+        """The run's latest state (its transcript, steps), as its last checkpoint holds
+        it wherever the engine keeps it; None for a run without one, or not an agent's
+        run."""
 
     async def close(self) -> None:
         """Stop following runs; each keeps its durable state for the next start."""

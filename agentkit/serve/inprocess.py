@@ -19,9 +19,11 @@ from agentkit.agents.conversation import Opening
 from agentkit.agents.events import FinalEvent
 from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun
+from agentkit.agents.run_state import RunState
 from agentkit.agents.workflow import Workflow
 from agentkit.core.contracts.errors import RunNotResumable
 from agentkit.core.contracts.runs import RunQuery, RunRecord
+from agentkit.core.contracts.state_errors import CheckpointCorrupt
 from agentkit.core.policies.budget import run_budget
 from agentkit.core.runtime.context import CancelToken, RunContext
 from agentkit.serve.engine import Host, StartRequest
@@ -31,6 +33,7 @@ from agentkit.serve.workflows import (
     recover_workflow,
     start_workflow,
 )
+from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
 from agentkit.state.traces import RunTrace, TraceRecorder, load_trace, save_trace
 
 __all__ = ["InProcessEngine"]
@@ -189,6 +192,18 @@ class InProcessEngine:
         if live is not None:
             return live.trace()
         return await load_trace(self.runs.store, run_id) or RunTrace(run_id=run_id)
+
+    async def state(self, record: RunRecord) -> RunState | None:
+        """The run's last checkpoint in the store, through the lifecycle's loader."""
+        run_id = record.run_id
+        try:
+            state, _ = await lifecycle.load_checkpoint(
+                checkpointer_for(self.runs.base), f"{run_id}:{record.agent}", run_id,
+                RunState, "an agent run's state",
+            )
+        except CheckpointCorrupt:  # a workflow's checkpoint, say: it has no transcript
+            return None
+        return state
 
     async def startup(self) -> int:
         """Take over the runs of served agents left running by a server that died."""

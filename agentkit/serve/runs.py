@@ -21,14 +21,12 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
-from agentkit.agents import lifecycle
 from agentkit.agents.conversation import Opening
 from agentkit.agents.events import AgentEvent
 from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.run_totals import RunFilter, RunSummary
 from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
-from agentkit.core.contracts.state_errors import CheckpointCorrupt
 from agentkit.core.contracts.types import Scope
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.stores.run_totals import summarize_runs
@@ -38,7 +36,6 @@ from agentkit.serve.edits import edit_problems
 from agentkit.serve.engine import Engine, ServeError, StartRequest
 from agentkit.serve.inprocess import InProcessEngine
 from agentkit.serve.wire import event_data, inbox_kind
-from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
 from agentkit.state.traces import RunTrace
 
 __all__ = ["EventLog", "ServeError", "ServedRuns", "StartRequest"]
@@ -190,17 +187,10 @@ class ServedRuns:
         return scope
 
     async def state(self, run_id: str, principal: Principal) -> RunState | None:
-        """The run's last checkpoint (its transcript, steps, usage), through the
-        lifecycle's loader; None for a run without one, or not an agent's run."""
-        record = await self.record(run_id, principal)
-        try:
-            state, _ = await lifecycle.load_checkpoint(
-                checkpointer_for(self.base), f"{run_id}:{record.agent}", run_id, RunState,
-                "an agent run's state",
-            )
-        except CheckpointCorrupt:  # a workflow's checkpoint, say: it has no transcript
-            return None
-        return state
+        """The run's latest state (its transcript, steps, usage), from its engine (a
+        checkpoint in the store in process, the workflow on Temporal); None for a run
+        without one, or not an agent's run."""
+        return await self.engine.state(await self.record(run_id, principal))
 
     # -- running ------------------------------------------------------------------------
 

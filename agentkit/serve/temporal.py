@@ -57,6 +57,7 @@ from agentkit.agents.events import (
 )
 from agentkit.agents.registry import result_record
 from agentkit.agents.result import AgentResult
+from agentkit.agents.run_state import RunState
 from agentkit.agents.workflow import Workflow
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
 from agentkit.core.contracts.frozen import FrozenDict
@@ -377,6 +378,18 @@ class TemporalEngine:
         except RPCError:
             return RunTrace(run_id=run_id)
         return RunTrace(run_id=run_id, spans=tuple(spans.values()))
+
+    async def state(self, record: RunRecord) -> RunState | None:
+        """The run's latest state, asked of its workflow (a served Workflow's run: its
+        checkpoint, as on the in-process engine); None when the workflow cannot say
+        (gone, no worker to answer, or a worker of before the query)."""
+        if isinstance(self.runs.agents.get(record.agent), Workflow):
+            return await self._local.state(record)
+        try:
+            return await self.agents.state(record.run_id)
+        except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError) as error:
+            _log.info("run %r: its workflow told no state: %s", record.run_id, error)
+            return None
 
     async def close(self) -> None:
         await self._local.close()

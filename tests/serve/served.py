@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 import uvicorn
 
@@ -132,16 +134,26 @@ class _Server(uvicorn.Server):
 @contextlib.asynccontextmanager
 async def served(app: Any) -> AsyncIterator[str]:
     """``app`` on a real uvicorn server on a free loopback port; its base URL."""
+    async with served_as(lambda _: app) as url:
+        yield url
+
+
+@contextlib.asynccontextmanager
+async def served_as(make: Callable[[str], Any]) -> AsyncIterator[str]:
+    """The app ``make(base_url)`` builds (one that must know its own address, as an A2A
+    agent card names it), on a real uvicorn server on a free loopback port; its base URL."""
     sock = socket.socket()
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    # A stream a failed test left open must not hold the shutdown (and the test) for ever.
+    server = _Server(uvicorn.Config(make(url), log_level="warning", lifespan="on",
+                                    timeout_graceful_shutdown=5))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         async with asyncio.timeout(DEADLINE):
             await server.listening.wait()
-        yield f"http://127.0.0.1:{port}"
+        yield url
     finally:
         server.should_exit = True
         await task
@@ -186,6 +198,18 @@ async def apps_on(engine: str, request: pytest.FixtureRequest, store: Any
         yield make
 
 
+@contextlib.asynccontextmanager
+async def client_on(engine: str, request: pytest.FixtureRequest, store: Any,
+                    agents: Sequence[Any], context: Callable[[], RunContext]
+                    ) -> AsyncIterator[httpx2.AsyncClient]:
+    """A client of ``agents`` served with :data:`TOKENS` on ``engine`` (see
+    :func:`apps_on`), their runs in ``store``."""
+    async with apps_on(engine, request, store) as make, served(
+        await make(agents, context=context, auth=TOKENS)
+    ) as url, httpx2.AsyncClient(base_url=url) as http:
+        yield http
+
+
 async def _terminate_runs(request: pytest.FixtureRequest, store: Any) -> None:
     from temporalio.client import Client
     from temporalio.service import RPCError
@@ -208,4 +232,77 @@ def bearer(token: str) -> dict[str, str]:
     return {"authorization": f"Bearer {token}"}
 
 
-__all__ = ["ENGINES", "ByTask", "MakeApp", "Shop", "apps_on", "context_for", "create_app", "served"]
+async def sse(http: httpx2.AsyncClient, url: str, last: str | None = None) -> list[dict[str, Any]]:
+    """Every event of a stream until the server ends it: id, event name and data."""
+    headers = {**bearer("tok-ana"), **({"last-event-id": last} if last is not None else {})}
+    events: list[dict[str, Any]] = []
+    # The stream may idle between events for longer than httpx's 5 s read timeout on a
+    # loaded machine; the test's own DEADLINE bounds it instead.
+    async with asyncio.timeout(DEADLINE), http.stream(
+        "GET", url, headers=headers, timeout=DEADLINE
+    ) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        current: dict[str, Any] = {}
+        async for line in response.aiter_lines():
+            if not line:
+                if current:
+                    events.append(current)
+                current = {}
+                continue
+            field, _, value = line.partition(": ")
+            current[field] = json.loads(value) if field == "data" else value
+    return events
+
+
+
+async def start(http: httpx2.AsyncClient, task: Any, run_id: str | None = None, *,
+                agent: str = "support", token: str = "tok-ana") -> httpx2.Response:
+    """Start a run of ``agent`` on ``task`` (as run ``run_id``) over the JSON API and wait
+    until it suspends or ends: the server's answer."""
+    body = {"input": task, **({} if run_id is None else {"run_id": run_id}), "wait": True}
+    return await http.post(f"/v1/agents/{agent}/runs", json=body, headers=bearer(token))
+
+
+
+async def decide_at_once(http: httpx2.AsyncClient, run_id: str, decisions: dict[str, Any]
+                         ) -> list[httpx2.Response]:
+    """The same decisions for ``run_id`` from two deciders at the same moment: both
+    answers, the lower status first (the winner's 202 before the loser's 409)."""
+    body = {"decisions": decisions}
+    answers = await asyncio.gather(*(
+        http.post(f"/v1/runs/{run_id}/decisions", json=body, headers=bearer("tok-ana"))
+        for _ in range(2)))
+    return sorted(answers, key=lambda answer: answer.status_code)
+
+
+
+@contextlib.asynccontextmanager
+async def waiting_refund(
+    make: MakeApp, store: Any, *, context: Callable[..., Callable[[], RunContext]] = context_for
+) -> AsyncIterator[tuple[Shop, httpx2.AsyncClient]]:
+    """The shop served by ``make`` (its runs in ``store``, each run's context from
+    ``context(llm, store)``) with run ``r1`` waiting for approval of a refund of A: the
+    shop and a client of the server."""
+    shop = Shop()
+    llm = ByTask({"refund A": refund_turns("A", 10)})
+    app = await make([shop.support], context=context(llm, store), auth=TOKENS)
+    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+        assert (await start(http, "refund A", "r1")).json()["status"] == "suspended"
+        yield shop, http
+
+
+__all__ = [
+    "ENGINES",
+    "ByTask",
+    "MakeApp",
+    "Shop",
+    "apps_on",
+    "context_for",
+    "create_app",
+    "decide_at_once",
+    "served",
+    "served_as",
+    "sse",
+    "start",
+]

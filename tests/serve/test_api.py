@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ from agentkit.core.contracts.types import Scope, ToolCall
 from agentkit.core.testing import Turn
 from agentkit.serve import Principal
 from tests.serve.served import (
-    DEADLINE,
     TOKENS,
     ByTask,
     MakeApp,
@@ -30,10 +28,14 @@ from tests.serve.served import (
     bearer,
     close_store,
     context_for,
+    decide_at_once,
     nested_turns,
     open_store,
     refund_turns,
     served,
+    sse,
+    start,
+    waiting_refund,
 )
 
 ANA = bearer("tok-ana")
@@ -67,29 +69,6 @@ async def make_app(
     async with apps_on("temporal" if backend == "temporal" else "in-process", request,
                        store) as make:
         yield make
-
-
-async def sse(http: httpx2.AsyncClient, url: str, last: str | None = None) -> list[dict[str, Any]]:
-    """Every event of a stream until the server ends it: id, event name and data."""
-    headers = {**ANA, **({"last-event-id": last} if last is not None else {})}
-    events: list[dict[str, Any]] = []
-    # The stream may idle between events for longer than httpx's 5 s read timeout on a
-    # loaded machine; the test's own DEADLINE bounds it instead.
-    async with asyncio.timeout(DEADLINE), http.stream(
-        "GET", url, headers=headers, timeout=DEADLINE
-    ) as response:
-        assert response.status_code == 200
-        assert response.headers["content-type"].startswith("text/event-stream")
-        current: dict[str, Any] = {}
-        async for line in response.aiter_lines():
-            if not line:
-                if current:
-                    events.append(current)
-                current = {}
-                continue
-            field, _, value = line.partition(": ")
-            current[field] = json.loads(value) if field == "data" else value
-    return events
 
 
 async def test_a_run_starts_lists_streams_its_events_and_replays_after_last_event_id(
@@ -132,8 +111,7 @@ async def test_the_inbox_lists_calls_waiting_across_runs_and_a_decision_runs_the
     app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         for run_id, task in (("ra", "refund A"), ("rb", "refund B"), ("rc", "delegate C")):
-            done = await http.post("/v1/agents/support/runs", json={
-                "input": task, "run_id": run_id, "wait": True}, headers=ANA)
+            done = await start(http, task, run_id)
             assert (done.status_code, done.json()["status"]) == (200, "suspended")
         inbox = (await http.get("/v1/approvals", headers=ANA)).json()
         assert [(a["run_id"], a["call_id"], a["tool"], a["arguments"], a["kind"], a["asked_by"])
@@ -176,19 +154,9 @@ async def test_the_inbox_lists_calls_waiting_across_runs_and_a_decision_runs_the
 async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(
     store: Any, make_app: MakeApp
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
-        body = {"decisions": {"c1": "approve"}}
-        first, second = await asyncio.gather(
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-        )
-        assert sorted([first.status_code, second.status_code]) == [202, 409]
-        loser = first if first.status_code == 409 else second
+    async with waiting_refund(make_app, store) as (shop, http):
+        winner, loser = await decide_at_once(http, "r1", {"c1": "approve"})
+        assert (winner.status_code, loser.status_code) == (202, 409)
         assert loser.json()["error"]["type"] == "not_resumable"
         suspended = await sse(http, "/v1/runs/r1/events")
         await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
@@ -201,12 +169,7 @@ async def test_two_deciders_at_once_have_one_winner_and_the_tool_runs_once(
 async def test_a_decision_the_run_cannot_take_is_422_naming_the_pending_ids(
     store: Any, make_app: MakeApp
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+    async with waiting_refund(make_app, store) as (shop, http):
         refused = await http.post("/v1/runs/r1/decisions",
                                   json={"decisions": {"c9": "approve"}}, headers=ANA)
         assert refused.status_code == 422
@@ -247,8 +210,7 @@ async def test_cancel_ends_a_run_waiting_for_a_person_and_a_later_decision_is_40
     app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
     async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
         for run_id, task in (("ra", "refund A"), ("rb", "refund B")):
-            await http.post("/v1/agents/support/runs", json={"input": task, "run_id": run_id,
-                            "wait": True}, headers=ANA)
+            await start(http, task, run_id)
         suspended = await sse(http, "/v1/runs/ra/events")
         viewer = await http.post("/v1/runs/ra/cancel", headers=bearer("tok-viewer"))
         assert (viewer.status_code, viewer.json()["error"]["message"]) == (
@@ -276,12 +238,7 @@ async def test_cancel_ends_a_run_waiting_for_a_person_and_a_later_decision_is_40
 async def test_a_cancel_and_a_decision_at_once_have_one_winner(
     store: Any, make_app: MakeApp
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+    async with waiting_refund(make_app, store) as (shop, http):
         suspended = await sse(http, "/v1/runs/r1/events")
         cancel, decide = await asyncio.gather(
             http.post("/v1/runs/r1/cancel", headers=ANA),
@@ -383,12 +340,7 @@ async def test_media_parts_in_the_input_reach_the_model_whole(
 async def test_the_trace_is_a_tree_of_the_runs_spans(
     store: Any, make_app: MakeApp, backend: str
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=context_for(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+    async with waiting_refund(make_app, store) as (_, http):
         trace = (await http.get("/v1/runs/r1/trace", headers=ANA)).json()
         assert (trace["run_id"], trace["dropped"]) == ("r1", 0)
         if backend == "temporal":  # a span per activity of the workflow's history
@@ -449,8 +401,7 @@ async def test_every_error_is_json_with_its_status(store: Any, make_app: MakeApp
                            ) == (403, {"type": "forbidden_origin", "message": "Origin "
                            "'http://evil.example' may not call this server; allowed origins: "
                            f"['http://127.0.0.1:{port}', 'https://127.0.0.1:{port}']"})
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+        await start(http, "refund A", "r1")
         assert await error("POST", "/v1/runs/r1/decisions", json={"decisions": {"c1": "approve"}},
                            headers=bearer("tok-viewer")) == (
             403, {"type": "forbidden", "message":
@@ -476,8 +427,7 @@ async def test_a_principal_sees_only_the_runs_of_its_scopes(store: Any, make_app
                         auth=tokens)
     async with served(first) as one, served(second) as two, \
             httpx2.AsyncClient(base_url=one) as http, httpx2.AsyncClient(base_url=two) as other:
-        await http.post("/v1/agents/support/runs", json={"input": "hi", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+        await start(http, "hi", "r1")
         await other.post("/v1/agents/support/runs", json={"input": "ho", "run_id": "r2",
                          "wait": True}, headers=ANA)
         mine = (await http.get("/v1/runs", headers=bearer("tok-one"))).json()

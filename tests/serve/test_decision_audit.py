@@ -3,20 +3,22 @@ principal's name, beside the run's own decision log, on both engines."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
-
-import httpx2
 
 from agentkit.core.policies import audit, tracing
 from agentkit.core.policies.audit import DecisionRecord
 from agentkit.core.testing import make_test_ctx
-from tests.serve.served import HOME, TOKENS, ByTask, Shop, bearer, refund_turns, served
-from tests.serve.test_api import (  # noqa: F401  (the fixtures, on every backend)
+from tests.serve.served import (
+    HOME,
     MakeApp,
+    bearer,
+    decide_at_once,
+    sse,
+    waiting_refund,
+)
+from tests.serve.test_api import (  # noqa: F401  (the fixtures, on every backend)
     backend,
     make_app,
-    sse,
     store,
 )
 
@@ -37,18 +39,9 @@ def decisions_in(records: list[Any]) -> list[tuple[str, str | None, str, str]]:
 async def test_the_winning_decision_is_in_the_audit_log_and_the_losing_one_is_not(
     store: Any, make_app: MakeApp  # noqa: F811
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=audited(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
-        body = {"decisions": {"c1": "approve"}}
-        first, second = await asyncio.gather(
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-            http.post("/v1/runs/r1/decisions", json=body, headers=ANA),
-        )
-        assert sorted([first.status_code, second.status_code]) == [202, 409]
+    async with waiting_refund(make_app, store, context=audited) as (_, http):
+        winner, loser = await decide_at_once(http, "r1", {"c1": "approve"})
+        assert (winner.status_code, loser.status_code) == (202, 409)
         suspended = await sse(http, "/v1/runs/r1/events")
         await sse(http, "/v1/runs/r1/events", last=suspended[-1]["id"])
         run = (await http.get("/v1/runs/r1", headers=ANA)).json()
@@ -66,12 +59,7 @@ async def test_the_winning_decision_is_in_the_audit_log_and_the_losing_one_is_no
 async def test_a_cancel_is_in_the_audit_log_with_who_cancelled(
     store: Any, make_app: MakeApp  # noqa: F811
 ) -> None:
-    shop = Shop()
-    llm = ByTask({"refund A": refund_turns("A", 10)})
-    app = await make_app([shop.support], context=audited(llm, store), auth=TOKENS)
-    async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
-        await http.post("/v1/agents/support/runs", json={"input": "refund A", "run_id": "r1",
-                        "wait": True}, headers=ANA)
+    async with waiting_refund(make_app, store, context=audited) as (_, http):
         cancelled = await http.post("/v1/runs/r1/cancel", headers=ANA)
         assert cancelled.status_code == 202
         again = await http.post("/v1/runs/r1/cancel", headers=ANA)

@@ -3,9 +3,12 @@ server is up, and the next server follows it from the registry to its end."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
+from typing import Any
 
 import httpx2
 from temporalio.client import Client
@@ -25,14 +28,32 @@ from tests.serve.served import (
     create_app,
     refund_turns,
     served,
+    sse,
+    start,
 )
-from tests.serve.test_api import sse
 
 ANA = bearer("tok-ana")
 
 
 async def _never_asked(run_id: str, at: int | None) -> bool:
     raise AssertionError("a claim taken where none was is taken without asking the run")
+
+
+@contextlib.asynccontextmanager
+async def servers_of(shop: Shop, context: Any, address: str
+                     ) -> AsyncIterator[tuple[Callable[..., Any], TemporalAgents]]:
+    """A worker hosting the shop's support agent on a task queue of its own; what makes
+    a server's app on it (each call a new server, as after a restart, on the same queue,
+    its ``TemporalEngine`` given ``options``), and a client of its runs."""
+    client = await Client.connect(address)
+    queue = f"serve-{uuid.uuid4().hex[:12]}"
+
+    def app(**options: Any) -> Any:
+        return create_app([shop.support], context=context, auth=TOKENS,
+                          engine=TemporalEngine(client, task_queue=queue, **options))
+
+    async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
+        yield app, TemporalAgents(client, task_queue=queue)
 
 
 async def test_a_run_left_running_by_a_stopped_server_is_followed_by_the_next(
@@ -44,14 +65,7 @@ async def test_a_run_left_running_by_a_stopped_server_is_followed_by_the_next(
     llm = ByTask({"look": [Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),)),
                            Turn(content="It shipped.")]})
     context = context_for(llm, store)
-    client = await Client.connect(temporal_address)
-    queue = f"serve-{uuid.uuid4().hex[:12]}"
-
-    def app() -> object:
-        return create_app([shop.support], context=context, auth=TOKENS,
-                          engine=TemporalEngine(client, task_queue=queue))
-
-    async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
+    async with servers_of(shop, context, temporal_address) as (app, _):
         async with served(app()) as url, httpx2.AsyncClient(base_url=url) as http:
             started = await http.post("/v1/agents/support/runs", json={
                 "input": "look", "run_id": run_id}, headers=ANA)
@@ -83,24 +97,16 @@ async def test_a_decision_claim_left_by_a_server_that_died_is_taken_over_after_i
     run_id = f"t-{uuid.uuid4().hex[:12]}"
     llm = ByTask({"refund A": refund_turns("A", 10)})
     context = context_for(llm, store)
-    client = await Client.connect(temporal_address)
-    queue = f"serve-{uuid.uuid4().hex[:12]}"
-
-    def app(lease: float) -> object:
-        return create_app([shop.support], context=context, auth=TOKENS,
-                          engine=TemporalEngine(client, task_queue=queue, claim_lease=lease))
-
     decide = {"decisions": {"c1": "approve"}}
-    async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
-        async with served(app(30.0)) as url, httpx2.AsyncClient(base_url=url) as http:
-            held = await http.post("/v1/agents/support/runs", json={
-                "input": "refund A", "run_id": run_id, "wait": True}, headers=ANA)
+    async with servers_of(shop, context, temporal_address) as (app, agents):
+        async with served(app(claim_lease=30.0)) as url, httpx2.AsyncClient(base_url=url) as http:
+            held = await start(http, "refund A", run_id)
             assert held.json()["status"] == "suspended"
             # What the server that died left: the claim, and the run's record still
             # suspended (it never handed the decision over).
             record = await store.get_run(run_id)
             assert record is not None
-            at = await TemporalAgents(client, task_queue=queue).suspension(run_id)
+            at = await agents.suspension(run_id)
             dead = DecisionClaims(store, owner="a server that died",
                                   still_waiting=_never_asked)
             await dead.take(record, "decision", at)
@@ -109,7 +115,7 @@ async def test_a_decision_claim_left_by_a_server_that_died_is_taken_over_after_i
             assert (early.status_code, early.json()["error"]["message"]) == (
                 409, f"run {run_id!r} cannot be resumed: another decision (or a cancel) "
                 "was accepted first")
-        async with served(app(0.0)) as url, httpx2.AsyncClient(base_url=url) as http:
+        async with served(app(claim_lease=0.0)) as url, httpx2.AsyncClient(base_url=url) as http:
             taken = await http.post(f"/v1/runs/{run_id}/decisions", json=decide,
                                     headers=ANA)
             assert taken.status_code == 202
@@ -135,17 +141,9 @@ async def test_a_run_whose_server_died_handing_a_decision_over_is_followed_by_th
     run_id = f"t-{uuid.uuid4().hex[:12]}"
     llm = ByTask({"refund A": refund_turns("A", 10)})
     context = context_for(llm, store)
-    client = await Client.connect(temporal_address)
-    queue = f"serve-{uuid.uuid4().hex[:12]}"
-
-    def app() -> object:
-        return create_app([shop.support], context=context, auth=TOKENS,
-                          engine=TemporalEngine(client, task_queue=queue))
-
-    async with AgentWorker(client, task_queue=queue, agents=[shop.support], context=context):
+    async with servers_of(shop, context, temporal_address) as (app, _):
         async with served(app()) as url, httpx2.AsyncClient(base_url=url) as http:
-            await http.post("/v1/agents/support/runs", json={
-                "input": "refund A", "run_id": run_id, "wait": True}, headers=ANA)
+            await start(http, "refund A", run_id)
         record = await store.get_run(run_id)
         assert record is not None and record.status == "suspended"
         await store.put_run(replace(record, status="running", pending=(),

@@ -5,15 +5,13 @@ nothing."""
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2
-from temporalio.client import Client
+import pytest
 
-from agentkit.agents import Agent
 from agentkit.core.contracts.types import (
     ChatRequest,
     LLMResult,
@@ -23,34 +21,22 @@ from agentkit.core.contracts.types import (
     Usage,
 )
 from agentkit.core.testing import Turn
-from agentkit.integrations.temporal import AgentWorker
-from agentkit.serve.temporal import TemporalEngine
 from agentkit.state.stores.memory import InMemoryStore
 from tests.serve.served import (
     TOKENS,
     ByTask,
     Shop,
+    apps_on,
     bearer,
+    client_on,
     context_for,
-    create_app,
     refund_turns,
     served,
+    sse,
 )
 from tests.serve.test_agui import post_sse, run_input
-from tests.serve.test_api import sse
 
 ANA = bearer("tok-ana")
-
-
-@contextlib.asynccontextmanager
-async def temporal_app(agents: list[Agent], context: Any, address: str,
-                       ) -> AsyncIterator[Any]:
-    """The app on the Temporal engine, with a worker in this process hosting ``agents``."""
-    client = await Client.connect(address)
-    queue = f"serve-{uuid.uuid4().hex[:12]}"
-    async with AgentWorker(client, task_queue=queue, agents=agents, context=context):
-        yield create_app(agents, context=context, auth=TOKENS,
-                         engine=TemporalEngine(client, task_queue=queue))
 
 
 def shown(events: list[dict[str, Any]]) -> list[tuple[str, Any]]:
@@ -71,7 +57,7 @@ WHERE_IS_A = [
 
 
 async def test_a_run_on_temporal_streams_steps_and_deltas_as_the_in_process_engine_does(
-    temporal_address: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """Reasoning and text deltas, tool calls, the step, tool results (one answered by a
     worker, one by the workflow itself), then the next step: the same events in the
@@ -82,14 +68,7 @@ async def test_a_run_on_temporal_streams_steps_and_deltas_as_the_in_process_engi
         shop.release.set()
         store = InMemoryStore()
         context = context_for(ByTask({"where is A": WHERE_IS_A}), store)
-        async with contextlib.AsyncExitStack() as stack:
-            if engine == "temporal":
-                app = await stack.enter_async_context(
-                    temporal_app([shop.support], context, temporal_address))
-            else:
-                app = create_app([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        async with client_on(engine, request, store, [shop.support], context) as http:
             run_id = f"t-{uuid.uuid4().hex[:12]}"
             await http.post("/v1/agents/support/runs", json={"input": "where is A",
                             "run_id": run_id}, headers=ANA)
@@ -105,22 +84,16 @@ async def test_a_run_on_temporal_streams_steps_and_deltas_as_the_in_process_engi
 
 
 async def test_a_rejected_call_streams_its_result_before_the_next_step_as_in_process(
-    temporal_address: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """A call the workflow answers itself (a person rejected it) is in the stream where
     it happened: before the next model call's deltas, not after them."""
     seen: dict[str, list[list[dict[str, Any]]]] = {}
     for engine in ("in-process", "temporal"):
         shop = Shop()
-        context = context_for(ByTask({"refund A": refund_turns("A", 10)}), InMemoryStore())
-        async with contextlib.AsyncExitStack() as stack:
-            if engine == "temporal":
-                app = await stack.enter_async_context(
-                    temporal_app([shop.support], context, temporal_address))
-            else:
-                app = create_app([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        store = InMemoryStore()
+        context = context_for(ByTask({"refund A": refund_turns("A", 10)}), store)
+        async with client_on(engine, request, store, [shop.support], context) as http:
             run_id = f"t-{uuid.uuid4().hex[:12]}"
             await http.post("/v1/agents/support/runs", json={"input": "refund A",
                             "run_id": run_id, "wait": True}, headers=ANA)
@@ -166,16 +139,18 @@ class _BrokenOnce:
 
 
 async def test_a_retried_model_call_supersedes_its_deltas_and_duplicates_nothing(
-    temporal_address: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The deltas of an attempt that broke stay in the stream, followed by a ``retry``
     event and the retry's own deltas; each tool call, result and step appears once."""
     shop = Shop()
     shop.release.set()
     model = _BrokenOnce()
-    context = context_for(model, InMemoryStore())
-    async with temporal_app([shop.support], context, temporal_address) as app, \
-            served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+    store = InMemoryStore()
+    context = context_for(model, store)
+    async with apps_on("temporal", request, store) as make, \
+            served(await make([shop.support], context=context, auth=TOKENS)) as url, \
+            httpx2.AsyncClient(base_url=url) as http:
         await http.post("/v1/agents/support/runs", json={"input": "where is A",
                         "run_id": f"t-{uuid.uuid4().hex[:12]}", "wait": True}, headers=ANA)
         run = (await http.get("/v1/runs?limit=1", headers=ANA)).json()["runs"][0]
@@ -190,7 +165,7 @@ async def test_a_retried_model_call_supersedes_its_deltas_and_duplicates_nothing
 
 
 async def test_the_ag_ui_face_on_temporal_streams_text_messages_as_in_process(
-    temporal_address: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """AG-UI's text and reasoning messages are built from the run's deltas, so a run on
     Temporal shows them too: the same protocol events as in-process."""
@@ -199,15 +174,9 @@ async def test_the_ag_ui_face_on_temporal_streams_text_messages_as_in_process(
     for engine in ("in-process", "temporal"):
         shop = Shop()
         shop.release.set()
-        context = context_for(ByTask({"where is A": WHERE_IS_A}), InMemoryStore())
-        async with contextlib.AsyncExitStack() as stack:
-            if engine == "temporal":
-                app = await stack.enter_async_context(
-                    temporal_app([shop.support], context, temporal_address))
-            else:
-                app = create_app([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        store = InMemoryStore()
+        context = context_for(ByTask({"where is A": WHERE_IS_A}), store)
+        async with client_on(engine, request, store, [shop.support], context) as http:
             seen[engine] = await post_sse(http, "/v1/agents/support/ag-ui",
                                           run_input(thread, run, "where is A"))
     assert seen["temporal"] == seen["in-process"]
@@ -224,7 +193,7 @@ class _ByLastTask(ByTask):
 
 
 async def test_a_run_in_a_session_streams_its_own_calls_not_its_history(
-    temporal_address: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """The second run of a session has the first one's calls in its transcript; its
     stream has only its own events, as in-process."""
@@ -233,15 +202,9 @@ async def test_a_run_in_a_session_streams_its_own_calls_not_its_history(
         shop = Shop()
         shop.release.set()
         llm = _ByLastTask({"where is A": WHERE_IS_A, "thanks": [Turn(content="Welcome.")]})
-        context = context_for(llm, InMemoryStore())
-        async with contextlib.AsyncExitStack() as stack:
-            if engine == "temporal":
-                app = await stack.enter_async_context(
-                    temporal_app([shop.support], context, temporal_address))
-            else:
-                app = create_app([shop.support], context=context, auth=TOKENS)
-            url = await stack.enter_async_context(served(app))
-            http = await stack.enter_async_context(httpx2.AsyncClient(base_url=url))
+        store = InMemoryStore()
+        context = context_for(llm, store)
+        async with client_on(engine, request, store, [shop.support], context) as http:
             session = f"s-{uuid.uuid4().hex[:8]}"
             for task in ("where is A", "thanks"):
                 run_id = f"t-{uuid.uuid4().hex[:12]}"
@@ -255,14 +218,16 @@ async def test_a_run_in_a_session_streams_its_own_calls_not_its_history(
 
 
 async def test_on_ag_ui_a_retried_model_call_ends_its_text_and_starts_a_new_message(
-    temporal_address: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     shop = Shop()
     shop.release.set()
-    context = context_for(_BrokenOnce(), InMemoryStore())
+    store = InMemoryStore()
+    context = context_for(_BrokenOnce(), store)
     thread, run = f"t-{uuid.uuid4().hex[:8]}", f"r-{uuid.uuid4().hex[:8]}"
-    async with temporal_app([shop.support], context, temporal_address) as app, \
-            served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+    async with apps_on("temporal", request, store) as make, \
+            served(await make([shop.support], context=context, auth=TOKENS)) as url, \
+            httpx2.AsyncClient(base_url=url) as http:
         events = await post_sse(http, "/v1/agents/support/ag-ui",
                                 run_input(thread, run, "where is A"))
     texts = [(e["type"], e["messageId"], e.get("delta")) for e in events

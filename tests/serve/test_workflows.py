@@ -30,8 +30,8 @@ from tests.serve.served import (
     open_store,
     refund_turns,
     served,
+    sse,
 )
-from tests.serve.test_api import sse
 from tests.serve.test_decision_audit import audited, decisions_in
 
 ANA = bearer("tok-ana")

@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 from agentkit.agents.conversation import Opening
 from agentkit.agents.decisions import checked
 from agentkit.agents.result import AgentResult, Suspended
+from agentkit.agents.run_state import RunState
 from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import RunNotResumable
 from agentkit.core.contracts.ports import Store
@@ -43,6 +44,7 @@ from agentkit.integrations.temporal.workflow import (
     OUTCOME_UPDATE,
     PENDING_QUERY,
     RESUME_UPDATE,
+    STATE_QUERY,
     SUSPENDED_MEMO,
     WORKFLOW,
 )
@@ -278,6 +280,23 @@ class TemporalAgents:
         text = await handle.query(PENDING_QUERY, result_type=str)
         value = unpack(text, "pending")
         return value if isinstance(value, Suspended) else None
+
+    async def state(self, run_id: str) -> RunState | None:
+        """The run's latest state (its transcript, steps, pending calls), as an
+        in-process run's last checkpoint holds it, asked of its workflow by a query
+        (which adds nothing to the run's history; a closed run's is answered by a
+        worker replaying it); None before the run's first workflow task.
+
+        Raises what Temporal's client does for a workflow that cannot answer (no such
+        workflow, no worker, a worker of before this query)."""
+        handle = self.client.get_workflow_handle(run_id)
+        value = unpack(await handle.query(STATE_QUERY, result_type=str), "state")
+        if not isinstance(value, RunState):
+            return None
+        if self.store is None:
+            return value
+        whole: RunState = await by_value(self.store, value)
+        return whole
 
     async def _update(self, run_id: str, name: str, arg: str | None) -> Any:
         """The update's answer, unpacked (a result, or a resume's ``continued``), or the

@@ -76,6 +76,7 @@ OUTCOME_UPDATE = "agentkit.outcome"
 RESUME_UPDATE = "agentkit.resume"
 DECIDE_UPDATE = "agentkit.decide"
 PENDING_QUERY = "agentkit.pending"
+STATE_QUERY = "agentkit.state"
 SUSPENDED_MEMO = "agentkit.suspended"
 """The memo (and patch id) a run upserts each time it suspends: the count of results
 it has settled so far."""
@@ -168,6 +169,7 @@ class AgentWorkflow:
         self._resuming = 0
         """Resume updates whose decisions the run took, still waiting for its result."""
         self._continuing = False
+        self._effects: TemporalEffects | None = None
 
     @workflow.run
     async def run(self, payload: str) -> str:
@@ -196,6 +198,7 @@ class AgentWorkflow:
         if state is None:
             state = await _opened(agent, start, session, scope, effects)
         effects.last = state
+        self._effects = effects
         if effects.live is not None:
             effects.live = int(start.get("live", 1))
             effects.published.update(start.get("published", ()))
@@ -389,6 +392,13 @@ class AgentWorkflow:
         if run is None or not self._waiting:
             return pack(None)
         return pack(run.suspended())
+
+    @workflow.query(name=STATE_QUERY)
+    def state(self) -> str:
+        """The run's latest snapshot (a RunState: its transcript, steps, pending calls),
+        the one an in-process run's last checkpoint holds; None before the run opened."""
+        effects = self._effects
+        return pack(None if effects is None else effects.last)
 
     def _at_rest(self) -> bool:
         """The run waits for a person, or has ended."""

@@ -18,7 +18,8 @@ from starlette.routing import Route
 from agentkit.core.policies import is_transient
 from agentkit.core.testing import make_test_ctx
 from agentkit.integrations.a2a import A2AAgent, A2ACardError, RemoteUnreachable
-from tests.integrations.a2a.test_consume import LOOPBACK, serving
+from tests.integrations.a2a.test_consume import LOOPBACK
+from tests.serve.served import served_as
 
 
 def closed_port() -> int:
@@ -56,7 +57,7 @@ async def cards() -> AsyncIterator[str]:
         return JSONResponse(CARDS[request.path_params["which"]])
 
     app = Starlette(routes=[Route("/{which}/.well-known/agent-card.json", card)])
-    async with serving(lambda _: app) as url:
+    async with served_as(lambda _: app) as url:
         yield url
 
 

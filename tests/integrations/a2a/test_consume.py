@@ -5,14 +5,10 @@ agents (approval through the remote, a principal that may not decide)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from agentkit.agents import Agent
 from agentkit.agents.cognition import ReActCognition
@@ -29,37 +25,10 @@ from tests.serve.served import (
     bearer,
     context_for,
     create_app,
+    served_as,
 )
 
 LOOPBACK = ["127.0.0.1"]
-
-
-class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.listening = asyncio.Event()
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        self.listening.set()
-
-
-@contextlib.asynccontextmanager
-async def serving(make: Callable[[str], Any]) -> AsyncIterator[str]:
-    """The app ``make(base_url)`` builds, on a real uvicorn server on a free port."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server = _Server(uvicorn.Config(make(url), log_level="warning", lifespan="on"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        async with asyncio.timeout(DEADLINE):
-            await server.listening.wait()
-        yield url
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
 
 
 def caller(tool: Any, turns: list[Turn]) -> tuple[Agent, Any, list[tuple[str, Any]]]:
@@ -70,7 +39,7 @@ def caller(tool: Any, turns: list[Turn]) -> tuple[Agent, Any, list[tuple[str, An
 
 async def test_a_remote_sdk_agent_asks_a_question_that_suspends_the_caller() -> None:
     executor = Booking()
-    async with serving(lambda url: booking_app(url, executor)) as url:
+    async with served_as(lambda url: booking_app(url, executor)) as url:
         remote = await A2AAgent.connect(url, private_hosts=LOOPBACK)
         assert (remote.name, remote.description, remote.card.streaming) == (
             "booking", "Books meeting rooms.", True)
@@ -105,7 +74,7 @@ async def test_approval_inside_an_agentkit_remote_round_trips_and_the_tool_runs_
                                Turn(content="Refunded A.")]})
     app = create_app([shop.support], context=context_for(llm, InMemoryStore()), auth=TOKENS,
                      a2a=True)
-    async with serving(lambda _: app) as url:
+    async with served_as(lambda _: app) as url:
         remote = await A2AAgent.connect(f"{url}/a2a/support", token="tok-ana",
                                         private_hosts=LOOPBACK)
         planner, ctx, _ = caller(remote.as_tool(), [
@@ -139,7 +108,7 @@ async def test_a_principal_that_may_not_decide_gets_the_remote_json_rpc_error() 
                                Turn(content="never")]})
     app = create_app([shop.support], context=context_for(llm, InMemoryStore()), auth=TOKENS,
                      a2a=True)
-    async with serving(lambda _: app) as url:
+    async with served_as(lambda _: app) as url:
         remote = await A2AAgent.connect(f"{url}/a2a/support", token="tok-viewer",
                                         private_hosts=LOOPBACK)
         planner, ctx, _ = caller(remote.as_tool(), [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ import httpx
 import pytest
 from a2a.client import A2AClientError, ClientConfig, create_client
 from a2a.types import (
+    AgentCard,
     CancelTaskRequest,
     GetExtendedAgentCardRequest,
     GetTaskRequest,
@@ -67,6 +69,13 @@ def decision_message(task_id: str, context_id: str,
     return SendMessageRequest(message=message)
 
 
+def history_message(task: dict[str, Any], index: int, role: str,
+                    *parts: dict[str, Any]) -> dict[str, Any]:
+    """The message at ``index`` of a task's history, as the server shows it."""
+    return {"messageId": f"{task['id']}:history:{index}", "role": role,
+            "taskId": task["id"], "contextId": task["contextId"], "parts": list(parts)}
+
+
 class Watch:
     """An agent whose tool works until its run is cancelled, as a long job would."""
 
@@ -102,13 +111,6 @@ def shop() -> Shop:
 @pytest.fixture
 def watch() -> Watch:
     return Watch()
-
-
-@pytest.fixture
-def engine() -> str:
-    """The engine the served agents run on; a test proven on every engine parametrizes
-    it with ``ENGINES``."""
-    return "in-process"
 
 
 @pytest.fixture
@@ -216,6 +218,7 @@ async def test_input_required_round_trip_with_approval_runs_the_tool_once(
     await client.close()
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_stream_yields_the_task_tool_progress_output_and_last_state(base: str) -> None:
     client = await client_for(base, streaming=True)
     events = await collect(client.send_message(text_message("refund A")))
@@ -228,6 +231,12 @@ async def test_stream_yields_the_task_tool_progress_output_and_last_state(base: 
     task_id, context = last["taskId"], last["contextId"]
     resumed = await collect(client.send_message(decision_message(task_id, context,
                                                                  {"c1": "approve"})))
+    # The task as it stands, its history as GetTask gives it: the run so far.
+    snapshot = resumed[0]["task"]
+    assert snapshot["history"][:2] == [
+        history_message(snapshot, 0, "ROLE_USER", {"text": "refund A"}),
+        history_message(snapshot, 1, "ROLE_AGENT", {"data": {"tool_calls": [
+            {"id": "c1", "name": "refund", "arguments": {"order_id": "A", "usd": 10}}]}})]
     assert resumed[1]["statusUpdate"]["status"]["message"]["parts"][0] == {
         "text": "refund returned: refunded 10 USD on A"}
     chunks = [e["artifactUpdate"] for e in resumed if "artifactUpdate" in e]
@@ -254,6 +263,11 @@ async def test_resubscribe_follows_a_running_task_and_cancel_stops_it(
     followed = client.subscribe(SubscribeToTaskRequest(id=task_id)).__aiter__()
     first = MessageToDict(await asyncio.wait_for(anext(followed), DEADLINE))
     assert first["task"]["status"]["state"] == "TASK_STATE_WORKING"  # it follows from here
+    # The task as it stands, history and all, as GetTask gives it (the turn whose call
+    # is still running joins the history once its calls are answered).
+    got = MessageToDict(await polling.get_task(GetTaskRequest(id=task_id)))
+    assert first["task"]["history"] == got["history"] == [
+        history_message(got, 0, "ROLE_USER", {"text": "watch A"})]
     cancelled = MessageToDict(await asyncio.wait_for(
         client.cancel_task(CancelTaskRequest(id=task_id)), DEADLINE))
     assert cancelled["status"]["state"] == "TASK_STATE_CANCELED"
@@ -377,3 +391,101 @@ async def test_file_and_data_parts_become_the_tasks_media_and_text(
         'part 0 has none of text, raw, url or data; parts are {"text": ...}, {"raw": '
         '<base64>, "mediaType": ...}, {"url": ..., "mediaType": ...} or {"data": ...} (or '
         'the 0.3 forms with "kind")')}
+
+
+async def client_v03(base: str, *, agent: str = "support") -> tuple[Any, list[str]]:
+    """The official client speaking A2A 0.3 (its compat JSON-RPC transport: the 0.3
+    method names, its events checked by the 0.3 models) to the agent's endpoint, as it
+    does for a card whose interface says 0.3; and the methods it calls, as it calls them."""
+    methods: list[str] = []
+
+    async def record(request: httpx.Request) -> None:
+        if request.method == "POST":
+            methods.append(json.loads(request.content)["method"])
+
+    http = httpx.AsyncClient(headers=ANA, timeout=DEADLINE, event_hooks={"request": [record]})
+    card = ParseDict((await http.get(f"{base}/a2a/{agent}/.well-known/agent-card.json")).json(),
+                     AgentCard(), ignore_unknown_fields=True)
+    card.supported_interfaces[0].protocol_version = "0.3"
+    client = await create_client(card, ClientConfig(httpx_client=http, streaming=True))
+    return client, methods
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_streaming_under_the_0_3_names_approval_round_trip(base: str, shop: Shop) -> None:
+    client, methods = await client_v03(base)
+    events = await collect(client.send_message(text_message("refund A")))
+    assert [next(iter(e)) for e in events] == ["task", "statusUpdate", "statusUpdate"]
+    assert events[1]["statusUpdate"]["status"]["message"]["parts"][0] == {
+        "text": "calling refund"}
+    last = events[-1]["statusUpdate"]
+    assert last["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert last["status"]["message"]["parts"][1]["data"]["reply"] == {
+        "decisions": {"c1": "approve"}}
+    resumed = await collect(client.send_message(decision_message(
+        last["taskId"], last["contextId"], {"c1": "approve"})))
+    snapshot = resumed[0]["task"]
+    assert snapshot["history"][:2] == [
+        history_message(snapshot, 0, "ROLE_USER", {"text": "refund A"}),
+        history_message(snapshot, 1, "ROLE_AGENT", {"data": {"tool_calls": [
+            {"id": "c1", "name": "refund", "arguments": {"order_id": "A", "usd": 10}}]}})]
+    chunks = [e["artifactUpdate"] for e in resumed if "artifactUpdate" in e]
+    assert [(c.get("append", False), c.get("lastChunk", False), c["artifact"]["parts"][0]["text"])
+            for c in chunks] == [(False, False, "Refunded"), (True, False, " A."),
+                                 (False, True, "Refunded A.")]
+    assert resumed[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert shop.refunds == [("A", 10)]
+    assert methods == ["message/stream", "message/stream"]
+    await client.close()
+
+
+async def test_resubscribe_under_the_0_3_name_follows_a_running_task(
+    base: str, watch: Watch
+) -> None:
+    client, methods = await client_v03(base, agent="watcher")
+    polling = await client_for(base, streaming=False, agent="watcher")
+    request = text_message("watch A")
+    request.configuration.return_immediately = True
+    [started] = await collect(polling.send_message(request))
+    task_id = started["task"]["id"]
+    await asyncio.wait_for(watch.started.wait(), DEADLINE)
+    followed = client.subscribe(SubscribeToTaskRequest(id=task_id)).__aiter__()
+    first = MessageToDict(await asyncio.wait_for(anext(followed), DEADLINE))
+    assert first["task"]["status"]["state"] == "TASK_STATE_WORKING"
+    assert first["task"]["history"] == [
+        history_message(first["task"], 0, "ROLE_USER", {"text": "watch A"})]
+    await asyncio.wait_for(polling.cancel_task(CancelTaskRequest(id=task_id)), DEADLINE)
+    events = await collect(followed)
+    assert [next(iter(e)) for e in events] == ["statusUpdate", "statusUpdate"]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_CANCELED"
+    with pytest.raises(UnsupportedOperationError) as ended:
+        await collect(client.subscribe(SubscribeToTaskRequest(id=task_id)))
+    assert str(ended.value) == (f"task {task_id!r} is cancelled: there is nothing to "
+                                "follow; GetTask reads it")
+    assert methods == ["tasks/resubscribe", "tasks/resubscribe"]
+    await client.close()
+    await polling.close()
+
+
+async def test_a_0_3_stream_is_tagged_and_final_and_bounds_its_history(base: str) -> None:
+    """The 0.3 wire itself: each event is the object with its ``kind``, a status
+    update says whether it is ``final``, and ``historyLength`` bounds the opening task."""
+    request = {"jsonrpc": "2.0", "id": 3, "method": "message/stream", "params": {
+        "message": {"kind": "message", "messageId": "m-v03", "role": "user",
+                    "parts": [{"kind": "text", "text": "hi"}]},
+        "configuration": {"historyLength": 0}}}
+    async with (httpx.AsyncClient(base_url=base, headers=ANA, timeout=DEADLINE) as http,
+                http.stream("POST", "/a2a/support", json=request) as answer):
+        lines = [line async for line in answer.aiter_lines() if line.startswith("data: ")]
+    events = [json.loads(line.removeprefix("data: ")) for line in lines]
+    assert {e["id"] for e in events} == {3}
+    results = [e["result"] for e in events]
+    assert [(r["kind"], r.get("final")) for r in results] == [
+        ("task", None), ("artifact-update", None), ("artifact-update", None),
+        ("artifact-update", None), ("status-update", True)]
+    assert results[0]["history"] == []
+    assert [(r["append"], r["lastChunk"], r["artifact"]["parts"]) for r in results[1:4]] == [
+        (False, False, [{"kind": "text", "text": "Hello"}]),
+        (True, False, [{"kind": "text", "text": " there!"}]),
+        (False, True, [{"kind": "text", "text": "Hello there!"}])]
+    assert results[4]["status"]["state"] == "completed"

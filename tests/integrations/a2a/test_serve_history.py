@@ -1,6 +1,6 @@
-"""A2A tasks on the in-process engine, with the official ``a2a-sdk`` client: a retried
-send (same ``messageId``) is the same task and one run, and a task's ``history`` is its
-run's messages in A2A's shape, the most recent ``historyLength`` of them."""
+"""A2A tasks with the official ``a2a-sdk`` client: a retried send (same ``messageId``)
+is the same task and one run, and a task's ``history`` is its run's messages in A2A's
+shape, the most recent ``historyLength`` of them, on every engine."""
 
 from __future__ import annotations
 
@@ -21,24 +21,38 @@ from tests.integrations.a2a.test_serve import (
     client_for,
     collect,
     decision_message,
+    history_message,
     text_message,
 )
-from tests.serve.served import DEADLINE, TOKENS, ByTask, Shop, context_for, create_app, served
+from tests.serve.served import (
+    DEADLINE,
+    ENGINES,
+    TOKENS,
+    ByTask,
+    Shop,
+    apps_on,
+    context_for,
+    served,
+)
 
 
 @pytest.fixture
-async def helpdesk() -> AsyncIterator[tuple[str, Shop]]:
-    """The shop's support agent served over A2A in process, with its scripts."""
+async def helpdesk(engine: str, request: pytest.FixtureRequest
+                   ) -> AsyncIterator[tuple[str, Shop]]:
+    """The shop's support agent served over A2A on ``engine``, with its scripts."""
     shop = Shop()
     llm = ByTask({
         "refund A": [Turn(tool_calls=(ToolCall("c1", "refund", {"order_id": "A", "usd": 10}),)),
                      Turn(content="Refunded A.")],
         "hi": [Turn(content="Hello there!")],
+        "hello": [Turn(content="Hello there!"), Turn(content="Hello again!")],
     })
-    app = create_app([shop.support], context=context_for(llm, InMemoryStore()), auth=TOKENS,
-                     a2a=True)
-    async with served(app) as url:
-        yield url, shop
+    store = InMemoryStore()
+    async with apps_on(engine, request, store) as make:
+        app = await make([shop.support], context=context_for(llm, store), auth=TOKENS,
+                         a2a=True)
+        async with served(app) as url:
+            yield url, shop
 
 
 async def runs_of(url: str) -> list[str]:
@@ -82,15 +96,14 @@ async def test_a_message_id_is_a_task_only_for_the_principal_who_sent_it(
 
 
 def user(task: dict[str, Any], index: int, text: str) -> dict[str, Any]:
-    return {"messageId": f"{task['id']}:history:{index}", "role": "ROLE_USER",
-            "taskId": task["id"], "contextId": task["contextId"], "parts": [{"text": text}]}
+    return history_message(task, index, "ROLE_USER", {"text": text})
 
 
 def agent(task: dict[str, Any], index: int, *parts: dict[str, Any]) -> dict[str, Any]:
-    return {"messageId": f"{task['id']}:history:{index}", "role": "ROLE_AGENT",
-            "taskId": task["id"], "contextId": task["contextId"], "parts": list(parts)}
+    return history_message(task, index, "ROLE_AGENT", *parts)
 
 
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_a_tasks_history_is_its_runs_messages_bounded_by_history_length(
     helpdesk: tuple[str, Shop],
 ) -> None:
@@ -119,6 +132,26 @@ async def test_a_tasks_history_is_its_runs_messages_bounded_by_history_length(
     none = MessageToDict(await client.get_task(GetTaskRequest(id=task["id"], history_length=0)))
     assert "history" not in none  # ProtoJSON leaves an empty list out
     assert shop.refunds == [("A", 10)]
+    await client.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_later_task_of_a_context_shows_its_own_runs_messages_not_the_earlier_turns(
+    helpdesk: tuple[str, Shop],
+) -> None:
+    url, _ = helpdesk
+    client = await client_for(url, streaming=False)
+    [first] = await collect(client.send_message(text_message("hello", context_id="ctx-h")))
+    again = text_message("hello", context_id="ctx-h")
+    again.message.message_id = "m-hello-again"
+    [second] = await collect(client.send_message(again))
+    task = second["task"]
+    assert (task["contextId"], task["status"]["state"]) == ("ctx-h", "TASK_STATE_COMPLETED")
+    assert task["history"] == [user(task, 0, "hello"),
+                               agent(task, 1, {"text": "Hello again!"})]
+    earlier = MessageToDict(await client.get_task(GetTaskRequest(id=first["task"]["id"])))
+    assert earlier["history"] == [user(earlier, 0, "hello"),
+                                  agent(earlier, 1, {"text": "Hello there!"})]
     await client.close()
 
 

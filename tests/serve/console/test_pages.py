@@ -12,16 +12,20 @@ from typing import Any
 import httpx2
 import pytest
 
+from agentkit.state.stores.memory import InMemoryStore
 from agentkit.state.stores.sqlite import SQLiteStore
 from tests.serve.served import (
+    ENGINES,
     TOKENS,
     ByTask,
     Shop,
+    apps_on,
     bearer,
     context_for,
     create_app,
     refund_turns,
     served,
+    start,
 )
 
 
@@ -143,3 +147,23 @@ async def test_without_tokens_a_loopback_console_needs_no_sign_in(tmp_path: Path
         assert (await http.get("/sign-in")).headers["location"] == "/"
         assert (await http.get("/static/htmx.LICENSE")).text.startswith("Zero-Clause BSD")
     store.close()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_the_run_page_shows_the_runs_transcript_on_every_engine(
+    engine: str, request: pytest.FixtureRequest
+) -> None:
+    shop = Shop()
+    store = InMemoryStore()
+    async with apps_on(engine, request, store) as make:
+        app = await make([shop.support], auth=TOKENS,
+                         context=context_for(ByTask({"refund A": refund_turns("A", 10)}), store))
+        async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+            assert (await start(http, "refund A", "ra")).json()["status"] == "suspended"
+            await sign_in(http, "tok-ana")
+            page = (await http.get("/runs/ra")).text
+    transcript = re.search(r'<ol class="transcript">.*?</ol>', page, re.DOTALL)
+    assert transcript is not None
+    assert re.findall(r'<li class="m-(\w+)">', transcript.group()) == ["user", "assistant"]
+    assert '<div class="text">refund A</div>' in transcript.group()
+    assert '<strong>refund</strong> <code>[c1]</code>' in transcript.group()
