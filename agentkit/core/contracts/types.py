@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 def _frozen_object(arguments: Any, owner: str) -> FrozenDict[str, Any]:
-    if not isinstance(arguments, Mapping):
+    if type(arguments) is not FrozenDict and not isinstance(arguments, Mapping):
         raise TypeError(
             f"{owner}.arguments must be a mapping of argument names to values (a JSON "
             f"object), got {type(arguments).__name__}"
