@@ -295,6 +295,7 @@ async def open_run(
     )
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     run.extra_system = extra_system
+    await join_session(run)  # before the claim: a join that fails leaves nothing claimed
     refusal = (f"another worker started agent {agent.name!r} under this run id at the same "
                "moment, and got there first; start the new run on a fresh context")
     try:
@@ -305,7 +306,6 @@ async def open_run(
         # Claimed at version 0 unread, and a checkpoint is there: judge it, claim over it.
         run.version = await _unfinished(agent, ctx, checkpointer, key, fresh)
         await _claim(run, refusal)
-    await join_session(run)
     return run
 
 
