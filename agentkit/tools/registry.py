@@ -132,7 +132,8 @@ class ToolRegistry:
             )
         self._tools[registered.name] = registered
         self._schemas = None
-        self.guarded = frozenset(n for n, t in self._tools.items() if traits_of(t).guardrails)
+        if bool(traits_of(registered).guardrails) != (registered.name in self.guarded):
+            self.guarded = self.guarded ^ {registered.name}  # rare: copied only then
         return registered
 
     def get(self, name: str) -> Tool:
