@@ -21,6 +21,7 @@ from agentkit.core.contracts.settings import ModelSettings, ToolChoice
 from agentkit.core.contracts.traits import ToolTraits, traits_of
 
 __all__ = [
+    "NO_USAGE",
     "Autonomy",
     "ChatRequest",
     "FinishReason",
@@ -142,6 +143,11 @@ class Usage:
     is not, so while this is non-empty ``cost_usd`` is only a lower bound."""
 
     def __add__(self, other: Usage) -> Usage:
+        # Adding nothing gives the value itself: frozen, so shared rather than rebuilt.
+        if other is NO_USAGE:
+            return self
+        if self is NO_USAGE:
+            return other
         unpriced = self.unpriced_models
         if other.unpriced_models:
             unpriced = tuple(dict.fromkeys((*unpriced, *other.unpriced_models)))
@@ -166,6 +172,10 @@ class Usage:
             + self.cache_write_tokens
             + self.reasoning_tokens
         )
+
+
+NO_USAGE = Usage()
+"""No usage: what a run has spent before its first call (one value, shared)."""
 
 
 @dataclass(frozen=True, slots=True)
