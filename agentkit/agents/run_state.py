@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from agentkit.agents.decisions import PendingKind
 from agentkit.agents.result import Suspended
+from agentkit.core.contracts._slot_init import slot_init
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import NO_USAGE, Message, ModelSettings, ToolCall, Usage
 from agentkit.core.guardrails.running import GuardrailTrip
@@ -54,6 +55,7 @@ def with_usage(
     return FrozenDict({**by_model, model: usage if earlier is None else earlier + usage})
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RunState:
     """A snapshot of an agent run."""

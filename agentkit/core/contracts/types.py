@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentkit.core.contracts._slot_init import slot_init
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.reasoning import Reasoning, ReasoningDelta, ReasoningPart
@@ -118,6 +119,7 @@ def _key_part(value: int | str) -> str:
     return str(value)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens (and, when known, money) a call or a run consumed."""
@@ -281,6 +283,7 @@ class Tool(Protocol):
         ...
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolRequest:
     """A tool invocation on its way through the invoker's middleware chain.
@@ -342,6 +345,7 @@ class Waiting:
     """The :class:`~agentkit.core.contracts.errors.WaitsForPerson` the tool raised."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """One message of a conversation."""
@@ -395,6 +399,7 @@ def _check_reasoning(parts: Any, owner: str) -> None:
         )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
     """One model call: the conversation so far and the tools on offer."""
@@ -432,6 +437,7 @@ class ChatRequest:
         return self.settings.temperature
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class LLMResult:
     """The model's answer to one :class:`ChatRequest`."""
