@@ -128,7 +128,8 @@ class Agent:
         Raises :class:`SessionBusy` when the run completed but another run appended a
         turn to the session since this one read it; the result is on the error.
         """
-        return await self._start(task, ctx, None, Opening(session, history, settings))
+        run = await lifecycle.open_run(self, task, ctx, opening=Opening(session, history, settings))
+        return await lifecycle.advance(self, run)
 
     def stream(
         self,

@@ -156,7 +156,9 @@ async def _append_left_turn(
 async def join_session(run: AgentRun) -> None:
     """Put the run in the session's open log for the row it would append, so the next
     run can append its turn if this worker dies between its final checkpoint and the
-    append."""
+    append. The lifecycle does it before the run is claimed, so a join that fails leaves
+    nothing of the run in the store; a key left by a run then refused at its claim is
+    passed over, as the log is only read for completed checkpoints."""
     if run.session is not None and run.session_rows:
         log = open_log(run.ctx.scope, run.session, run.session_version + 1)
         await run.ctx.store.append(log, run.key)

@@ -58,6 +58,7 @@ from agentkit.core.contracts.types import (
     Waiting,
 )
 from agentkit.core.runtime.context import RunContext
+from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
 
 if TYPE_CHECKING:
     from agentkit.tools.registry import ToolRegistry
@@ -77,7 +78,7 @@ class Effects(Protocol):
         """One model call; streamed text goes to the run's event sink."""
         ...
 
-    async def call_tool(self, job: ToolJob) -> ToolOutcome:
+    def call_tool(self, job: ToolJob) -> Awaitable[ToolOutcome]:
         """Carry out one tool call: what it came to, waiting for a person included."""
         ...
 
@@ -181,7 +182,7 @@ class InProcessEffects:
     """Effects in the caller's process: ``ctx.invoker`` for model and tool calls, the
     run's checkpointer (a compare-and-set on its version) for checkpoints."""
 
-    __slots__ = ("checkpointer", "ctx", "key", "registry", "sink")
+    __slots__ = ("checkpointer", "ctx", "key", "registry", "sink", "with_run")
 
     def __init__(
         self,
@@ -196,6 +197,17 @@ class InProcessEffects:
         self.key = key
         self.registry = registry
         self.sink = sink
+        # The checkpointer, when it and the run registry share one store that writes a
+        # checkpoint and a run record together (agentkit.agents.saves). Looked up on the
+        # store's type, so a wrapper that forwards unknown attributes to a store still
+        # sees each write as its own.
+        self.with_run: StoreCheckpointer | None = None
+        if (
+            isinstance(checkpointer, StoreCheckpointer)
+            and checkpointer.store is ctx.store
+            and getattr(type(ctx.store), "set_versioned_with_run", None) is not None
+        ):
+            self.with_run = checkpointer
 
     def call_model(self, request: ChatRequest) -> Awaitable[LLMResult]:
         # Without a sink the chain's own awaitable is handed back, not a coroutine
@@ -219,9 +231,10 @@ class InProcessEffects:
             raise RuntimeError("the model stream ended without a final result")
         return result
 
-    async def call_tool(self, job: ToolJob) -> ToolOutcome:
+    def call_tool(self, job: ToolJob) -> Awaitable[ToolOutcome]:
+        # The call's own coroutine, not one around it: a frame less while a tool runs.
         assert self.registry is not None, "a run without tools made a tool call"
-        return await execute_tool_call(self.ctx, job, self.registry, intents=True)
+        return execute_tool_call(self.ctx, job, self.registry, intents=True)
 
     async def forget(self, job: ToolJob, answer: Message) -> None:
         await self.ctx.store.delete(intent_key(job.run_key, job.call.id))

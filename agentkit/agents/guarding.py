@@ -37,7 +37,6 @@ from agentkit.agents.decisions import EditArguments, PendingKind, decision_for
 from agentkit.agents.events import AgentEvent, GuardrailEvent
 from agentkit.agents.outcomes import Stopped, ToolOutcome
 from agentkit.agents.run_state import with_usage
-from agentkit.core.contracts.errors import ToolNotFoundError
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.traits import traits_of
 from agentkit.core.contracts.types import (
@@ -130,6 +129,7 @@ class AgentRun(Protocol):
     pending: dict[str, PendingKind]
     decisions: Mapping[str, Any]
     guardrail: GuardrailTrip | None
+    guardrails: Guardrails
 
     def request(self, tools: tuple[ToolSchema, ...]) -> ChatRequest: ...
     def emit(self, event: AgentEvent) -> None: ...
@@ -160,12 +160,6 @@ def guardrails_of(
         _read("tool_guardrails", tool_guardrails),
     )
     return NO_GUARDRAILS if found == NO_GUARDRAILS else found
-
-
-def _of(run: AgentRun) -> Guardrails:
-    # Only agents have guardrails; whatever else drives an AgentRun has none.
-    found: Guardrails = getattr(run.agent, "guardrails", NO_GUARDRAILS)
-    return found
 
 
 async def _record_trip(ctx: RunContext, trip: GuardrailTrip, call_id: str | None = None) -> None:
@@ -263,7 +257,7 @@ def first_answer(
     # coroutine's calls.
     if run.steps:  # asked first: this is on every model call's path
         return run.effects.call_model(request)
-    guardrails = _of(run).input
+    guardrails = run.guardrails.input
     index = run.history_len  # the task is the first message of the run's turn
     if not guardrails or index >= len(run.messages):
         return run.effects.call_model(request)
@@ -311,18 +305,17 @@ def _for_tool(
     agents: tuple[Guardrail, ...], registry: ToolRegistry, name: str
 ) -> tuple[Guardrail, ...]:
     """The agent's tool guardrails, then the tool's own."""
-    try:
-        own: tuple[Guardrail, ...] = traits_of(registry.get(name)).guardrails
-    except ToolNotFoundError:
-        own = ()  # an unknown tool is answered with the names there are; nothing runs
-    return agents + own if own else agents
+    if name not in registry.guarded:
+        return agents  # an unknown tool is answered with the names there are; nothing runs
+    own: tuple[Guardrail, ...] = traits_of(registry.get(name)).guardrails
+    return agents + own
 
 
 async def checked_arguments(
     run: AgentRun, registry: ToolRegistry, call: ToolCall, arguments: Mapping[str, Any]
 ) -> Mapping[str, Any] | GuardrailTripped:
     """``arguments`` of ``call`` as the tool guardrails leave them, or the trip."""
-    guardrails = _for_tool(_of(run).tool, registry, call.name)
+    guardrails = _for_tool(run.guardrails.tool, registry, call.name)
     if not guardrails:
         return arguments
     value: Any
@@ -365,8 +358,10 @@ async def check_calls(run: AgentRun, registry: ToolRegistry) -> None:
     if run.pending:
         await _check_edits(run, registry)
         return
+    agents = run.guardrails.tool
+    if not agents and not registry.guarded:
+        return  # no guardrail on any tool of the run
     rewritten: dict[str, ToolCall] = {}
-    agents = _of(run).tool
     for call in run.open_calls:
         if call.id in run.answered or call.arguments_error is not None or not _for_tool(
             agents, registry, call.name
@@ -397,7 +392,7 @@ async def checked_result(
     that is not an answer is left as it is)."""
     if outcome.kind != "answered":
         return outcome
-    guardrails = _for_tool(_of(run).tool, registry, call.name)
+    guardrails = _for_tool(run.guardrails.tool, registry, call.name)
     if not guardrails:
         return outcome
     value, trip = await _checked(run, guardrails, GuardrailCheck(
@@ -418,7 +413,7 @@ async def checked_result(
 async def checked_output(run: AgentRun, content: str) -> str:
     """The output guardrails on the final answer: the answer as they leave it (a rewrite
     replaces the model's message too), or the run ends on the trip."""
-    guardrails = _of(run).output
+    guardrails = run.guardrails.output
     if not guardrails:
         return content
     value: Any

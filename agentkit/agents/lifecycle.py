@@ -12,7 +12,7 @@ resume or recover the same run at once, one goes on and the other is refused wit
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agentkit.agents.conversation import Opening, commit_turn, continued, join_session, rejoined
@@ -63,8 +63,8 @@ __all__ = [
 T = TypeVar("T")
 
 _ADVANCING: set[str] = set()
-"""Checkpoint keys of the runs this process is advancing now: a run whose checkpoint
-names this process as its owner is only free to recover when it is not among them."""
+"""Checkpoint keys of the runs this process is advancing now: a run whose checkpoint names
+this process as its owner is only free to recover when it is not among them."""
 
 
 class Cognition(Protocol):
@@ -121,7 +121,7 @@ _NO_TASK = Message(role="user", content="")
 def fresh_state(
     run_id: str,
     agent: str,
-    task: Task,
+    task: Task | Message,
     prior: Sequence[Message] = (),
     *,
     settings: ModelSettings | None = None,
@@ -129,14 +129,15 @@ def fresh_state(
     session_version: int = 0,
     session_rows: bool = False,
 ) -> RunState:
-    """The first checkpoint of a run of ``agent`` on ``task`` (text, or text and media:
-    see :mod:`agentkit.agents.task`), after ``prior`` history (``session_rows``: the
+    """The first checkpoint of a run of ``agent`` on ``task`` (:mod:`agentkit.agents.task`,
+    or the user message made of it), after ``prior`` history (``session_rows``: the
     session keeps the history, so checkpoints leave it out)."""
+    asked = task if isinstance(task, Message) else task_message(task)
     return RunState(
         run_id=run_id,
         agent=agent,
         status="running",
-        messages=(*prior, task_message(task)),
+        messages=(*prior, asked),
         settings=settings,
         session=session,
         history_len=len(prior),
@@ -178,8 +179,8 @@ def hosted_run(
 ) -> AgentRun:
     """A top-level run of ``agent`` from ``state`` on an engine's own ``effects`` (the
     engine keeps the checkpoint: Temporal's event history)."""
-    key = f"{state.run_id}:{agent.name}"
-    return AgentRun(agent, ctx, state, key=key, version=0, effects=effects)
+    return AgentRun(agent, ctx, state, key=f"{state.run_id}:{agent.name}", version=0,
+                    effects=effects)
 
 
 async def _claim(run: AgentRun, refusal: str) -> None:
@@ -187,9 +188,8 @@ async def _claim(run: AgentRun, refusal: str) -> None:
         await save_registered(run, claim=True)  # a compare-and-set, with the run's record
     except RunTakenOver:
         raise RunNotResumable(run.run_id, refusal) from None
-    # Advancing from the claim on, not from when advance() starts: a face that drives the
-    # run in a task of its own (agentkit.serve) leaves a gap in which another face of
-    # this process could otherwise take the claimed run for one whose worker died.
+    # Advancing from the claim on: a face that drives the run in a task of its own
+    # (agentkit.serve) would leave a gap in which this process could take it as orphaned.
     _ADVANCING.add(run.key)
 
 
@@ -263,12 +263,13 @@ async def open_run(
     extra_system = await recall(agent, asked.content, ctx)
     prior, session_version = await opening.history_for(agent.history, ctx, checkpointer)
     state = fresh_state(
-        ctx.correlation_id, agent.name, task, prior, settings=opening.settings,
+        ctx.correlation_id, agent.name, asked, prior, settings=opening.settings,
         session=opening.session, session_version=session_version,
         session_rows=opening.session is not None,
     )
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     run.extra_system = extra_system
+    await join_session(run)  # before the claim: a join that fails leaves nothing claimed
     refusal = (f"another worker started agent {agent.name!r} under this run id at the same "
                "moment, and got there first; start the new run on a fresh context")
     try:
@@ -279,7 +280,6 @@ async def open_run(
         # Claimed at version 0 unread, and a checkpoint is there: judge it, claim over it.
         run.version = await _unfinished(agent, ctx, checkpointer, key, fresh)
         await _claim(run, refusal)
-    await join_session(run)
     return run
 
 
@@ -424,50 +424,51 @@ async def continue_at(
     return _ended(agent, _run(agent, ctx, state, key, version, checkpointer, None), state)
 
 
-async def advance(agent: LifecycleAgent, run: AgentRun) -> AgentResult:
+def advance(agent: LifecycleAgent, run: AgentRun) -> Awaitable[AgentResult]:
     """Drive a claimed run with the agent's cognition until it completes, suspends or
-    stops; a completed run of a session appends its turn."""
-    _ADVANCING.add(run.key)
-    try:
-        ctx = run.ctx
-        if ctx.tracer is None:
-            return await _advance(agent, run)
-        attributes = {
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": agent.name,
-            "gen_ai.request.model": agent.model,
-            "agentkit.run_id": ctx.correlation_id,
-        }
-        with open_span(ctx.tracer, f"invoke_agent {agent.name}", attributes) as span:
-            result = await _advance(agent, run)
-            usage = result.usage
-            span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
-            span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-            span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
-            span.set_attribute("gen_ai.usage.cache_creation.input_tokens",
-                               usage.cache_write_tokens)
-            span.set_attribute("agentkit.stop_reason", result.stop_reason)
-            set_cost(span, usage)
-            return result
-    finally:
-        _ADVANCING.discard(run.key)
+    stops; a completed run of a session appends its turn (an awaitable: a frame less)."""
+    return _advance(agent, run) if run.ctx.tracer is None else _traced(agent, run)
+
+
+async def _traced(agent: LifecycleAgent, run: AgentRun) -> AgentResult:
+    """:func:`advance` in an ``invoke_agent`` span."""
+    attributes = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": agent.name,
+        "gen_ai.request.model": agent.model,
+        "agentkit.run_id": run.ctx.correlation_id,
+    }
+    with open_span(run.ctx.tracer, f"invoke_agent {agent.name}", attributes) as span:
+        result = await _advance(agent, run)
+        usage = result.usage
+        span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+        span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+        span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+        span.set_attribute("agentkit.stop_reason", result.stop_reason)
+        set_cost(span, usage)
+        return result
 
 
 async def _advance(agent: LifecycleAgent, run: AgentRun) -> AgentResult:
+    _ADVANCING.add(run.key)
     try:
-        await agent.cognition.advance(run)
-    except RunTakenOver:
-        raise  # the run is another worker's now: write nothing more
-    except RunError as exc:
-        await run.stop(exc.stop_reason, exc)  # type: ignore[arg-type]
-    except OutputCoercionError as exc:
-        # Final, not transient: end the checkpoint too, or the run id stays "running"
-        # and a new run on it is refused with advice to resume.
-        await run.stop("error", exc)
-        await save_registered(run)
-        raise
-    result = run.result()
-    await save_registered(run, result)  # durable, with its record, before the caller has it
-    if run.session is not None and run.status == "complete":
-        await commit_turn(run, result)
-    return result
+        try:
+            await agent.cognition.advance(run)
+        except RunTakenOver:
+            raise  # the run is another worker's now: write nothing more
+        except RunError as exc:
+            await run.stop(exc.stop_reason, exc)  # type: ignore[arg-type]
+        except OutputCoercionError as exc:
+            # Final, not transient: end the checkpoint too, or the run id stays "running"
+            # and a new run on it is refused with advice to resume.
+            await run.stop("error", exc)
+            await save_registered(run)
+            raise
+        result = run.result()
+        await save_registered(run, result)  # durable, with its record, before the caller has it
+        if run.session is not None and run.status == "complete":
+            await commit_turn(run, result)
+        return result
+    finally:
+        _ADVANCING.discard(run.key)

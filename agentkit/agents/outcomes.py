@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentkit.agents.run_state import SubRun
+from agentkit.core.contracts._slot_init import slot_init
 from agentkit.core.contracts.errors import RunError
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.media import Media
@@ -23,6 +24,7 @@ from agentkit.core.contracts.types import Scope, ToolCall
 __all__ = ["Answered", "Asked", "Parked", "Stopped", "ToolJob", "ToolOutcome", "Unknown"]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolJob:
     """One tool call for the effects to carry out."""
@@ -61,6 +63,7 @@ class ToolJob:
     (``Agent(tool_timeout=)``)."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Answered:
     """The call ended with a result the model reads."""

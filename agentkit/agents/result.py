@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentkit.core.contracts._slot_init import slot_init
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Message, ToolCall, Usage
 from agentkit.core.guardrails.running import GuardrailTrip
@@ -63,6 +64,7 @@ class Suspended:
         return chain[-1]
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class AgentResult:
     """The outcome of ``agent.run`` or ``agent.resume``."""

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentkit.agents.autonomy import gated_calls
+from agentkit.agents.concurrent_calls import answer_concurrently
 from agentkit.agents.decisions import (
     AnswerText,
     Decision,
@@ -39,7 +39,7 @@ from agentkit.agents.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agentkit.agents.guarding import checked_output, checked_result, first_answer
+from agentkit.agents.guarding import NO_GUARDRAILS, checked_output, checked_result, first_answer
 from agentkit.agents.history import HistoryPolicy
 from agentkit.agents.intents import intent_key, unknown_outcome
 from agentkit.agents.nested import abandon_sub_run, refuse_path_id, sub_run_key, suspension
@@ -104,11 +104,11 @@ class AgentRun:
     """The mutable working state of one run, and the steps that change it."""
 
     # Slots: a thousand runs in flight each held a 1.5 KB attribute dict.
-    __slots__ = ("_owner", "agent", "answered", "ctx", "decisions", "effects", "error",
-                 "extra_system", "guardrail", "history_len", "interrupted", "key", "messages",
-                 "nested", "open_calls", "output", "pending", "questions", "repairs", "rerun",
-                 "run_id", "session", "session_rows", "session_version", "settings", "sink",
-                 "status", "steps", "unsaved", "usage", "usage_by_model", "version")
+    __slots__ = ("_holds", "_owner", "agent", "answered", "ctx", "decisions", "effects", "error",
+                 "extra_system", "guardrail", "guardrails", "history_len", "interrupted", "key",
+                 "messages", "nested", "open_calls", "output", "pending", "questions", "repairs",
+                 "rerun", "run_id", "session", "session_rows", "session_version", "settings",
+                 "sink", "status", "steps", "unsaved", "usage", "usage_by_model", "version")
 
     def __init__(self, agent: RunAgent, ctx: RunContext, state: RunState, *, key: str,
                  version: int, effects: Effects, sink: EventSink | None = None) -> None:
@@ -141,11 +141,15 @@ class AgentRun:
         self.output: Any = None
         self.error: BaseException | None = None
         self.guardrail = state.guardrail  # set by the trip that ends the run
+        # Only agents have guardrails; whatever else drives a run has none.
+        self.guardrails = getattr(agent, "guardrails", NO_GUARDRAILS)
         # Calls open and unanswered at recovery: each may have started, so its intent rules.
         self.interrupted: frozenset[str] = _NO_CALLS
         self.rerun: frozenset[str] = _NO_CALLS  # interrupted calls that run again
         self._owner = this_owner()
         self.unsaved = False  # a step's checkpoint is held, not yet written
+        # In process a step's checkpoint may be held (Temporal's history takes every one).
+        self._holds = isinstance(effects, InProcessEffects)
 
     # -- checkpoints ----------------------------------------------------------------
 
@@ -180,7 +184,7 @@ class AgentRun:
         """Write the checkpoint over the version last written (or loaded); one not ``durable``
         is held for the next durable save (:mod:`agentkit.agents.durability`). Raises
         :class:`RunTakenOver` when another worker has written since."""
-        if not durable and isinstance(self.effects, InProcessEffects):
+        if not durable and self._holds:
             self.unsaved = True
             return
         self.version = await self.effects.save(self.snapshot(), self.version)
@@ -228,9 +232,10 @@ class AgentRun:
         self.steps += 1
         self.messages.append(result.message)
         self.open_calls = result.tool_calls
-        for call in result.tool_calls:
-            self.emit(ToolCallEvent(call))
-        self.emit(StepEvent(self.steps, result.usage, model=model))
+        if self.sink is not None:  # events are built only for a run being streamed
+            for call in result.tool_calls:
+                self.sink(ToolCallEvent(call))
+            self.sink(StepEvent(self.steps, result.usage, model=model))
         await self.save(durable=False)  # made durable before a call that acts, or at the end
         return result
 
@@ -313,27 +318,9 @@ class AgentRun:
         if len(todo) == 1:
             outcomes[todo[0].id] = await self._answer(todo[0], registry, None)
         elif todo:
-            lock = asyncio.Lock()
-            limit = asyncio.Semaphore(max_concurrency)
-
-            async def bounded(call: ToolCall) -> None:
-                async with limit:
-                    if any(isinstance(o, Stopped) for o in outcomes.values()):
-                        return  # the run is stopping: calls not yet started never start
-                    outcomes[call.id] = await self._answer(call, registry, lock)
-
-            tasks: list[asyncio.Task[None]] = []
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for call in todo:
-                        tasks.append(group.create_task(bounded(call)))
-            except BaseExceptionGroup as group_error:
-                first = group_error.exceptions[0]
-                raise first from first.__cause__
-            # A TaskGroup ignores a child that ends cancelled; a tool that raised
-            # CancelledError must still stop the run, as it does when it runs alone.
-            if any(task.cancelled() for task in tasks):
-                raise asyncio.CancelledError
+            outcomes = await answer_concurrently(
+                todo, lambda call, lock: self._answer(call, registry, lock), max_concurrency
+            )
         waiting: dict[str, ToolOutcome] | None = None
         for call_id, outcome in outcomes.items():
             if outcome.kind != "answered":
@@ -341,7 +328,7 @@ class AgentRun:
                 waiting[call_id] = outcome
         if waiting is not None and await self._hold(waiting):
             return
-        self.messages.extend(self.answered[c.id] for c in self.open_calls)
+        self.messages.extend([self.answered[c.id] for c in self.open_calls])
         self.open_calls, self.answered, self.pending, self.questions = (), {}, {}, {}
         self.decisions, self.nested = FrozenDict(), {}
         await self.save(durable=False)
@@ -393,10 +380,14 @@ class AgentRun:
             return outcome
         message = outcome_message(call, outcome)
         self.answered[call.id] = message
-        self.emit(ToolResultEvent(call.id, call.name, outcome.content, outcome.is_error))
+        if self.sink is not None:
+            self.sink(ToolResultEvent(call.id, call.name, outcome.content, outcome.is_error))
         forget = (outcome.recorded or timed_out) and job is not None  # once durable
-        async with lock or nullcontext():  # calls of one turn save one at a time
+        if lock is None:
             await self.save(durable=forget)
+        else:
+            async with lock:  # calls of one turn save one at a time
+                await self.save(durable=forget)
         if forget and job is not None:
             await self.effects.forget(job, message)
         return outcome

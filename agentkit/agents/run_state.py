@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from agentkit.agents.decisions import PendingKind
 from agentkit.agents.result import Suspended
+from agentkit.core.contracts._slot_init import slot_init
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.types import Message, ModelSettings, ToolCall, Usage
+from agentkit.core.contracts.types import NO_USAGE, Message, ModelSettings, ToolCall, Usage
 from agentkit.core.guardrails.running import GuardrailTrip
 
 __all__ = ["PendingKind", "RunState", "RunStatus", "SubRun", "with_usage"]
@@ -54,6 +55,7 @@ def with_usage(
     return FrozenDict({**by_model, model: usage if earlier is None else earlier + usage})
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class RunState:
     """A snapshot of an agent run."""
@@ -66,7 +68,7 @@ class RunState:
     """Where the run stands."""
     messages: tuple[Message, ...] = ()
     """The transcript so far (the system prompt is the agent's, not saved)."""
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = NO_USAGE
     """Usage so far."""
     usage_by_model: FrozenDict[str, Usage] = field(default=_NO_MODELS, kw_only=True)
     """Usage so far per model that answered (``LLMResult.model``)."""

@@ -15,7 +15,6 @@ from agentkit.agents.registry import register_run, run_record
 from agentkit.agents.summarize import Summarize
 from agentkit.core.contracts.errors import RunTakenOver
 from agentkit.core.contracts.state_errors import VersionConflict
-from agentkit.state.checkpoints.store_checkpointer import StoreCheckpointer
 
 if TYPE_CHECKING:
     from agentkit.agents.conversation import Opening
@@ -23,20 +22,6 @@ if TYPE_CHECKING:
     from agentkit.agents.run import AgentRun
 
 __all__ = ["claims_blind", "save_registered"]
-
-
-def _combined(effects: InProcessEffects) -> StoreCheckpointer | None:
-    """The checkpointer, when it and the registry share one store that writes a
-    checkpoint and a run record together. Looked up on the store's type, so a wrapper
-    that forwards unknown attributes to a store still sees each write as its own."""
-    checkpointer = effects.checkpointer
-    if (
-        isinstance(checkpointer, StoreCheckpointer)
-        and checkpointer.store is effects.ctx.store
-        and getattr(type(checkpointer.store), "set_versioned_with_run", None) is not None
-    ):
-        return checkpointer
-    return None
 
 
 async def save_registered(
@@ -56,7 +41,7 @@ async def save_registered(
     if not (claim or run.unsaved):
         await register_run(run, result)
         return
-    checkpointer = _combined(effects)
+    checkpointer = effects.with_run
     if checkpointer is None or run.ctx.depth != 0:
         await run.save()
         await register_run(run, result)
@@ -78,6 +63,6 @@ def claims_blind(agent: Any, opening: Opening) -> bool:
     a checkpoint found there is judged as it would have been, then claimed over."""
     return (
         opening.session is None
-        and getattr(agent, "memory", None) is None
-        and not isinstance(getattr(agent, "history", None), Summarize)
+        and agent.memory is None
+        and not isinstance(agent.history, Summarize)
     )

@@ -60,6 +60,8 @@ def render_result(value: Any) -> tuple[str, tuple[Media, ...]]:
     is attached, never inlined: the text carries each one's ``describe()`` line in its
     place, so a model that cannot see it still knows it is there.
     """
+    if type(value) is str:
+        return value, ()  # the common case, first
     if isinstance(value, _MEDIA):
         return value.describe(), (value,)
     if isinstance(value, list | tuple) and any(isinstance(v, _MEDIA) for v in value):

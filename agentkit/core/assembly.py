@@ -28,6 +28,8 @@ __all__ = ["make_ctx"]
 # is found by its module's name when a context needs one (docs/architecture.md).
 _ROUTER_HOME = "agentkit.providers.routing"
 
+_DEFAULT_SCOPE = Scope(org_id=0, domain_id=0)  # a frozen value: one for every context
+
 
 def make_ctx(
     llm: LLM | None = None,
@@ -74,7 +76,7 @@ def make_ctx(
             tool_middleware=default_tool_chain() if tool_middleware is None else tool_middleware,
             chat_middleware=default_chat_chain() if chat_middleware is None else chat_middleware,
         ),
-        scope=scope if scope is not None else Scope(org_id=0, domain_id=0),
+        scope=scope if scope is not None else _DEFAULT_SCOPE,
         correlation_id=correlation_id or new_run_id(),
         autonomy=autonomy,
         budget=budget,

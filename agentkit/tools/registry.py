@@ -100,12 +100,15 @@ class ToolRegistry:
     a silent swap would change what runs behind a name the model already knows.
     """
 
-    __slots__ = ("_schemas", "_tools")
+    __slots__ = ("_schemas", "_tools", "guarded")
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         # schemas() is asked on every model call of a run; kept until a registration.
         self._schemas: tuple[ToolSchema, ...] | None = None
+        self.guarded: frozenset[str] = frozenset()
+        """The names of the tools that declare guardrails of their own: a run looks no
+        further for a call of any other tool."""
 
     @classmethod
     def from_tools(cls, tools: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
@@ -129,6 +132,8 @@ class ToolRegistry:
             )
         self._tools[registered.name] = registered
         self._schemas = None
+        if bool(traits_of(registered).guardrails) != (registered.name in self.guarded):
+            self.guarded = self.guarded ^ {registered.name}  # rare: copied only then
         return registered
 
     def get(self, name: str) -> Tool:

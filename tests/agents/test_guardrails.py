@@ -27,7 +27,7 @@ from agentkit.core.policies import AuditRecord, audit
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.testing import FakeLLM, RecordingTracer, Turn, make_test_ctx
 from agentkit.state.checkpoints.store_checkpointer import checkpointer_for
-from agentkit.tools import tool
+from agentkit.tools import ToolRegistry, tool
 
 ran: list[str] = []
 
@@ -210,6 +210,29 @@ async def test_a_tool_guardrail_can_redact_the_result_the_model_reads() -> None:
     assert result.output == "Found her."
     (answer,) = [m for m in llm.requests[1].messages if m.role == "tool"]
     assert answer.content == "Ann: [REDACTED:email]"
+
+
+async def test_a_tool_replaced_in_its_registry_brings_its_own_guardrails_or_none() -> None:
+    @tool(side_effecting=False, guardrails=[PII(mode="redact")], name="customer")
+    def guarded(name: str) -> str:
+        """Look a customer up by name and return their contact details."""
+        return f"{name}: ann@example.com"
+
+    @tool(side_effecting=False, name="customer")
+    def plain(name: str) -> str:
+        """Look a customer up by name and return their contact details."""
+        return f"{name}: ann@example.com"
+
+    registry = ToolRegistry.from_tools([guarded])
+    agent = Agent("desk", "fake", "You help.", cognition=ReActCognition(tools=registry))
+    call = ToolCall("c1", "customer", {"name": "Ann"})
+    answers = []
+    for replacement in (plain, guarded):
+        registry.register(replacement, replace=True)
+        llm = FakeLLM.script([Turn(tool_calls=(call,)), Turn("Found her.")])
+        await agent.run("find Ann", make_test_ctx(llm=llm))
+        answers.append(next(m.content for m in llm.requests[1].messages if m.role == "tool"))
+    assert answers == ["Ann: ann@example.com", "Ann: [REDACTED:email]"]
 
 
 async def test_a_trip_is_in_the_audit_log_on_the_trace_and_in_the_stream() -> None:

@@ -409,6 +409,40 @@ async def test_a_turn_that_stops_without_completing_appends_nothing(store: Store
     assert await read_session(store, SCOPE, "s") == (user("hi"), said("hello"))
 
 
+class _JoinFails:
+    """A real store whose write of a run into its session's open log fails once, as a
+    store that lost its connection at that moment would."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.failed = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    async def append(self, log: str, value: Any) -> None:
+        if log.startswith("session-open:") and not self.failed:
+            self.failed = True
+            raise ConnectionError("the store went away")
+        await self.store.append(log, value)
+
+
+async def test_a_run_whose_session_join_fails_leaves_the_store_as_it_was(store: Store) -> None:
+    """Nothing of the run is claimed before it is in its session's open log: the same run
+    id starts again on the same store, rather than being refused as running here."""
+    failing = _JoinFails(store)
+    ctx = make_test_ctx(FakeLLM.script([Turn("hello")]), store=failing, scope=SCOPE,  # type: ignore[arg-type]
+                        correlation_id="run-1")
+    with pytest.raises(ConnectionError, match="the store went away"):
+        await desk().run("hi", ctx, session="s")
+    assert await store.get_versioned("checkpoint:run-1:desk") == (None, 0)
+    assert await store.get_run("run-1") is None
+    again = make_test_ctx(FakeLLM.script([Turn("hello")]), store=failing, scope=SCOPE,  # type: ignore[arg-type]
+                          correlation_id="run-1")
+    assert (await desk().run("hi", again, session="s")).output == "hello"
+    assert await read_session(store, SCOPE, "s") == (user("hi"), said("hello"))
+
+
 class _WorkerDied(BaseException):
     """Stands in for a worker process dying in the middle of a tool call."""
 

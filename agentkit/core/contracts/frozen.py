@@ -153,6 +153,8 @@ def _all_frozen(values: Iterable[Any], depth: int = 0) -> bool:
 
 def freeze_arguments(arguments: Mapping[str, Any]) -> FrozenDict[str, Any]:
     """Freeze a tool call's argument object (a JSON object) all the way down."""
+    if type(arguments) is FrozenDict and _all_frozen(arguments.values()):
+        return arguments  # frozen already: a call's arguments handed on to its request
     frozen = freeze(arguments)
     assert isinstance(frozen, FrozenDict)
     return frozen

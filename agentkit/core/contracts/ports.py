@@ -269,9 +269,9 @@ class ToolInvoker(Protocol):
         """Run ``request`` through the tool chain; a call that waits for a person raises."""
         ...
 
-    async def invoke_tool_or_wait(self, request: ToolRequest, ctx: Context) -> Any:
+    def invoke_tool_or_wait(self, request: ToolRequest, ctx: Context) -> Awaitable[Any]:
         """Run ``request`` through the tool chain; a call that waits for a person returns
-        its ``Waiting`` value."""
+        its ``Waiting`` value (an awaitable)."""
         ...
 
     def chat(self, request: ChatRequest, ctx: Context) -> Awaitable[LLMResult]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from agentkit.core.contracts._slot_init import slot_init
 from agentkit.core.contracts.frozen import FrozenDict, freeze_arguments
 from agentkit.core.contracts.media import Media
 from agentkit.core.contracts.reasoning import Reasoning, ReasoningDelta, ReasoningPart
@@ -21,6 +22,7 @@ from agentkit.core.contracts.settings import ModelSettings, ToolChoice
 from agentkit.core.contracts.traits import ToolTraits, traits_of
 
 __all__ = [
+    "NO_USAGE",
     "Autonomy",
     "ChatRequest",
     "FinishReason",
@@ -46,7 +48,7 @@ __all__ = [
 ]
 
 def _frozen_object(arguments: Any, owner: str) -> FrozenDict[str, Any]:
-    if not isinstance(arguments, Mapping):
+    if type(arguments) is not FrozenDict and not isinstance(arguments, Mapping):
         raise TypeError(
             f"{owner}.arguments must be a mapping of argument names to values (a JSON "
             f"object), got {type(arguments).__name__}"
@@ -117,6 +119,7 @@ def _key_part(value: int | str) -> str:
     return str(value)
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens (and, when known, money) a call or a run consumed."""
@@ -142,6 +145,11 @@ class Usage:
     is not, so while this is non-empty ``cost_usd`` is only a lower bound."""
 
     def __add__(self, other: Usage) -> Usage:
+        # Adding nothing gives the value itself: frozen, so shared rather than rebuilt.
+        if other is NO_USAGE:
+            return self
+        if self is NO_USAGE:
+            return other
         unpriced = self.unpriced_models
         if other.unpriced_models:
             unpriced = tuple(dict.fromkeys((*unpriced, *other.unpriced_models)))
@@ -166,6 +174,10 @@ class Usage:
             + self.cache_write_tokens
             + self.reasoning_tokens
         )
+
+
+NO_USAGE = Usage()
+"""No usage: what a run has spent before its first call (one value, shared)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +283,7 @@ class Tool(Protocol):
         ...
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ToolRequest:
     """A tool invocation on its way through the invoker's middleware chain.
@@ -332,6 +345,7 @@ class Waiting:
     """The :class:`~agentkit.core.contracts.errors.WaitsForPerson` the tool raised."""
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class Message:
     """One message of a conversation."""
@@ -385,6 +399,7 @@ def _check_reasoning(parts: Any, owner: str) -> None:
         )
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
     """One model call: the conversation so far and the tools on offer."""
@@ -422,6 +437,7 @@ class ChatRequest:
         return self.settings.temperature
 
 
+@slot_init
 @dataclass(frozen=True, slots=True)
 class LLMResult:
     """The model's answer to one :class:`ChatRequest`."""

@@ -75,7 +75,7 @@ class FakeLLMExhausted(AgentkitError, AssertionError):
 
 
 def _estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4) if text else 0
+    return (len(text) // 4 or 1) if text else 0
 
 
 class FakeLLM:
@@ -138,15 +138,15 @@ class FakeLLM:
 
     def _result(self, request: ChatRequest, turn: Turn) -> LLMResult:
         usage = turn.usage
+        reasoning = turn.reasoning_parts
         if usage is None:
-            prompt = request.system + "".join(m.content for m in request.messages)
+            prompt = request.system + "".join([m.content for m in request.messages])
             usage = Usage(
                 input_tokens=_estimate_tokens(prompt),
                 output_tokens=_estimate_tokens(turn.content),
                 requests=1,
-                reasoning_tokens=_estimate_tokens(
-                    "".join(p.text for p in turn.reasoning_parts)
-                ),
+                reasoning_tokens=_estimate_tokens("".join([p.text for p in reasoning]))
+                if reasoning else 0,
             )
         finish: FinishReason = turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop")
         return LLMResult(
@@ -155,7 +155,7 @@ class FakeLLM:
             usage=usage,
             finish_reason=finish,
             model=request.model,
-            reasoning=turn.reasoning_parts,
+            reasoning=reasoning,
         )
 
     async def _hold(self, request: ChatRequest, turn: Turn) -> None:
