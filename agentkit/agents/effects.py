@@ -45,7 +45,7 @@ from agentkit.core.contracts.errors import (
     RunTakenOver,
     ToolTimeout,
 )
-from agentkit.core.contracts.ports import Checkpointer
+from agentkit.core.contracts.ports import Checkpointer, Context
 from agentkit.core.contracts.reasoning import ReasoningDelta
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.core.contracts.types import (
@@ -68,6 +68,7 @@ __all__ = [
     "InProcessEffects",
     "execute_tool_call",
     "outcome_message",
+    "streamed_call",
 ]
 
 
@@ -214,22 +215,7 @@ class InProcessEffects:
         # around it: a frame less on every model call in flight.
         if self.sink is None:
             return self.ctx.invoker.chat(request, self.ctx)
-        return self._streamed(request, self.sink)
-
-    async def _streamed(
-        self, request: ChatRequest, sink: Callable[[AgentEvent], None]
-    ) -> LLMResult:
-        result: LLMResult | None = None
-        async for event in self.ctx.invoker.stream(request, self.ctx):
-            if isinstance(event, TextDelta):
-                sink(TextDeltaEvent(event.text))
-            elif isinstance(event, ReasoningDelta):
-                sink(ReasoningDeltaEvent(event.text))
-            elif isinstance(event, LLMResult):
-                result = event
-        if result is None:
-            raise RuntimeError("the model stream ended without a final result")
-        return result
+        return streamed_call(self.ctx, request, self.sink)
 
     def call_tool(self, job: ToolJob) -> Awaitable[ToolOutcome]:
         # The call's own coroutine, not one around it: a frame less while a tool runs.
@@ -244,3 +230,20 @@ class InProcessEffects:
             return await self.checkpointer.save(self.key, snapshot, expected_version=version)
         except VersionConflict:
             raise RunTakenOver(snapshot.run_id) from None
+
+
+async def streamed_call(ctx: Context, request: ChatRequest,
+                        sink: Callable[[AgentEvent], None]) -> LLMResult:
+    """One model call through ``ctx``'s stream chain, its deltas handed to ``sink`` as
+    events: how a streamed run calls its model, in process or in a Temporal activity."""
+    result: LLMResult | None = None
+    async for event in ctx.invoker.stream(request, ctx):
+        if isinstance(event, TextDelta):
+            sink(TextDeltaEvent(event.text))
+        elif isinstance(event, ReasoningDelta):
+            sink(ReasoningDeltaEvent(event.text))
+        elif isinstance(event, LLMResult):
+            result = event
+    if result is None:
+        raise RuntimeError("the model stream ended without a final result")
+    return result

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from agentkit.agents.effects import execute_tool_call
+from agentkit.agents.effects import execute_tool_call, streamed_call
 from agentkit.agents.events import GuardrailEvent, StepEvent, ToolCallEvent, ToolResultEvent
 from agentkit.agents.guarding import GuardrailCheck, guardrails_at, verdict
 from agentkit.agents.outcomes import Answered, Stopped, ToolJob, ToolOutcome
@@ -35,7 +35,7 @@ from agentkit.integrations.temporal._values import (
     unpack,
 )
 from agentkit.integrations.temporal.history import SUMMARIES_ACTIVITY, SUMMARY_KEYS
-from agentkit.integrations.temporal.live import LivePublisher, streamed_call
+from agentkit.integrations.temporal.live import LivePublisher
 from agentkit.integrations.temporal.workflow import (
     GUARDRAIL_ACTIVITY,
     MODEL_ACTIVITY,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 from agentkit.agents.events import (
@@ -38,9 +38,6 @@ from agentkit.agents.events import (
     ToolResultEvent,
 )
 from agentkit.core.contracts.ports import Store
-from agentkit.core.contracts.reasoning import ReasoningDelta
-from agentkit.core.contracts.types import ChatRequest, LLMResult, TextDelta
-from agentkit.core.runtime.context import RunContext
 
 __all__ = [
     "FLUSH_SECONDS",
@@ -49,7 +46,6 @@ __all__ = [
     "LiveReader",
     "identity",
     "live_key",
-    "streamed_call",
 ]
 
 _log = logging.getLogger("agentkit.temporal")
@@ -177,24 +173,6 @@ class LivePublisher:
             await self._flusher
         await self._flush()
         return self.next
-
-
-async def streamed_call(ctx: RunContext, request: ChatRequest,
-                        sink: Callable[[AgentEvent], None]) -> LLMResult:
-    """One model call through ``ctx``'s stream chain, its deltas handed to ``sink``
-    as events (as an in-process run streams them)."""
-    result: LLMResult | None = None
-    stream: AsyncIterator[Any] = ctx.invoker.stream(request, ctx)
-    async for event in stream:
-        if isinstance(event, TextDelta):
-            sink(TextDeltaEvent(event.text))
-        elif isinstance(event, ReasoningDelta):
-            sink(ReasoningDeltaEvent(event.text))
-        elif isinstance(event, LLMResult):
-            result = event
-    if result is None:
-        raise RuntimeError("the model stream ended without a final result")
-    return result
 
 
 class LiveReader:
