@@ -5,7 +5,7 @@ everything here must be deterministic (the activities do the I/O).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,7 @@ __all__ = [
     "TOOL_ACTIVITY",
     "NoModel",
     "TemporalEffects",
+    "activity",
     "retry_policy",
     "tools_of",
 ]
@@ -79,6 +80,26 @@ def retry_policy(attempts: int) -> RetryPolicy:
         backoff_coefficient=2.0,
         maximum_interval=timedelta(seconds=30),
         maximum_attempts=attempts,
+    )
+
+
+def activity(name: str, payload: str, options: RunOptions, *, summary: str,
+             closes: float | None = None, attempts: int | None = None,
+             heartbeat: bool = True) -> Awaitable[str]:
+    """Schedule the run's activity ``name`` with ``payload`` (workflow code): it closes
+    after ``closes`` seconds (the options' model timeout by default), is tried
+    ``attempts`` times (the options' ``max_attempts`` by default), and heartbeats
+    unless it is a short read or write of the store (``heartbeat=False``)."""
+    return workflow.execute_activity(
+        name,
+        payload,
+        result_type=str,
+        start_to_close_timeout=timedelta(
+            seconds=options.model_timeout if closes is None else closes),
+        heartbeat_timeout=(timedelta(seconds=options.heartbeat_timeout) if heartbeat
+                           else None),
+        retry_policy=retry_policy(options.max_attempts if attempts is None else attempts),
+        summary=summary,
     )
 
 
@@ -167,15 +188,8 @@ class TemporalEffects:
         if live:
             self._live_fields(fields, request)
         payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id, what)
-        text = await workflow.execute_activity(
-            MODEL_ACTIVITY,
-            payload,
-            result_type=str,
-            start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-            retry_policy=retry_policy(options.max_attempts),
-            summary=f"model {request.model}",
-        )
+        text = await activity(MODEL_ACTIVITY, payload, options,
+                              summary=f"model {request.model}")
         answer = unpack(text, "model answer")
         self._charge(answer)
         if "stop" in answer:
@@ -209,15 +223,9 @@ class TemporalEffects:
             f"the input of tool call {call.id!r} ({call.name!r})",
         )
         try:
-            text = await workflow.execute_activity(
-                TOOL_ACTIVITY,
-                payload,
-                result_type=str,
-                start_to_close_timeout=timedelta(seconds=closes),
-                heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-                retry_policy=retry_policy(1 if once else options.max_attempts),
-                summary=f"tool {call.name}",
-            )
+            text = await activity(TOOL_ACTIVITY, payload, options,
+                                  summary=f"tool {call.name}", closes=closes,
+                                  attempts=1 if once else None)
         except ActivityError as exc:
             if once:
                 # The one attempt of a call that changes the world ended without a
@@ -255,15 +263,8 @@ class TemporalEffects:
         self._live_fields(fields, None)
         payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
                               f"the value the guardrails of the {check.where} check")
-        text = await workflow.execute_activity(
-            GUARDRAIL_ACTIVITY,
-            payload,
-            result_type=str,
-            start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-            retry_policy=retry_policy(options.max_attempts),
-            summary=f"guardrails {check.where}",
-        )
+        text = await activity(GUARDRAIL_ACTIVITY, payload, options,
+                              summary=f"guardrails {check.where}")
         answer = unpack(text, "guardrail verdict")
         self._charge(answer)
         _raise_broken(answer)
@@ -282,16 +283,9 @@ class TemporalEffects:
                              ctx.scope, ctx.autonomy.value, self.spent,
                              options.max_payload_bytes)
         fields["task"] = task
-        text = await workflow.execute_activity(
-            RECALL_ACTIVITY,
-            pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
-                        "the task its memory is queried with"),
-            result_type=str,
-            start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-            retry_policy=retry_policy(options.max_attempts),
-            summary="recall",
-        )
+        payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
+                              "the task its memory is queried with")
+        text = await activity(RECALL_ACTIVITY, payload, options, summary="recall")
         answer = unpack(text, "recall")
         self._charge(answer)
         if "stop" in answer:

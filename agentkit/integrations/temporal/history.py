@@ -9,10 +9,7 @@ workers' store, by activity (:class:`SummaryStore`). Workflow code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-
-from temporalio import workflow
 
 from agentkit.agents.conversation import shaped
 from agentkit.agents.summarize import Summarize
@@ -22,7 +19,7 @@ from agentkit.core.contracts.types import ChatRequest, LLMResult, Message, Scope
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
 from agentkit.integrations.temporal._values import RunOptions, pack, unpack
-from agentkit.integrations.temporal.effects import retry_policy
+from agentkit.integrations.temporal.effects import activity
 from agentkit.state.stores.memory import InMemoryStore
 
 if TYPE_CHECKING:
@@ -63,14 +60,8 @@ class SummaryStore(InMemoryStore):
         self.options = options
 
     async def _remote(self, job: dict[str, Any]) -> Any:
-        text = await workflow.execute_activity(
-            SUMMARIES_ACTIVITY,
-            pack(job),
-            result_type=str,
-            start_to_close_timeout=timedelta(seconds=self.options.model_timeout),
-            retry_policy=retry_policy(self.options.max_attempts),
-            summary="session summaries",
-        )
+        text = await activity(SUMMARIES_ACTIVITY, pack(job), self.options,
+                              summary="session summaries", heartbeat=False)
         return unpack(text, "session summaries")
 
     async def get_versioned_many(self, keys: Sequence[str]) -> tuple[tuple[Any, int], ...]:

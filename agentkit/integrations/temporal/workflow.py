@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
@@ -45,7 +44,7 @@ from agentkit.integrations.temporal.effects import (
     NoModel,
     TemporalEffects,
     _ContinueAsNew,
-    retry_policy,
+    activity,
     tools_of,
 )
 from agentkit.integrations.temporal.history import ModelByActivity, start_history
@@ -276,14 +275,8 @@ class AgentWorkflow:
     async def _load_session(
         scope: Scope, session: str, options: RunOptions
     ) -> tuple[tuple[Message, ...], int]:
-        text = await workflow.execute_activity(
-            SESSION_LOAD_ACTIVITY,
-            pack({"scope": scope, "session": session}),
-            result_type=str,
-            start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            retry_policy=retry_policy(options.max_attempts),
-            summary=f"session {session}",
-        )
+        text = await activity(SESSION_LOAD_ACTIVITY, pack({"scope": scope, "session": session}),
+                              options, summary=f"session {session}", heartbeat=False)
         answer = unpack(text, "session")
         return tuple(answer["messages"]), int(answer["version"])
 
@@ -294,15 +287,12 @@ class AgentWorkflow:
         """Append the completed turn over the version read at start (compare-and-set,
         in the worker's store); the ``SessionBusy`` failure (the run's result in its
         details) when another turn was appended meanwhile, else None."""
-        text = await workflow.execute_activity(
+        text = await activity(
             SESSION_COMMIT_ACTIVITY,
             pack({"scope": scope, "session": session, "version": run.session_version,
                   "messages": run.messages[run.history_len:], "turn": run.key,
                   "run_id": run.run_id}),
-            result_type=str,
-            start_to_close_timeout=timedelta(seconds=options.model_timeout),
-            retry_policy=retry_policy(options.max_attempts),
-            summary=f"session {session}",
+            options, summary=f"session {session}", heartbeat=False,
         )
         answer = unpack(text, "session commit")
         if "busy" not in answer:
