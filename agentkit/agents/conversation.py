@@ -112,11 +112,15 @@ async def shaped(
 ) -> tuple[Message, ...]:
     """``history`` as ``policy`` has the model see it: trimmed, or its older turns
     summarised (the summaries kept in the session, when there is one)."""
-    if policy is None:
-        return history
     if isinstance(policy, Summarize):
         return await policy.compact(history, ctx, session=session)
-    return policy.trim(history)
+    return trimmed(policy, history)
+
+
+def trimmed(policy: HistoryPolicy | None, history: tuple[Message, ...]) -> tuple[Message, ...]:
+    """:func:`shaped` for a policy that only trims (or none): nothing to read or write,
+    so no coroutine."""
+    return history if policy is None else policy.trim(history)
 
 
 async def settled_session(

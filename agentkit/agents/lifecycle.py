@@ -15,7 +15,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from agentkit.agents.conversation import Opening, commit_turn, continued, join_session, rejoined
+from agentkit.agents.conversation import (
+    Opening,
+    commit_turn,
+    continued,
+    join_session,
+    rejoined,
+    trimmed,
+)
 from agentkit.agents.decisions import checked, routed
 from agentkit.agents.effects import Effects, InProcessEffects
 from agentkit.agents.recall import memory_prompt, recall
@@ -23,6 +30,7 @@ from agentkit.agents.result import AgentResult
 from agentkit.agents.run import AgentRun, EventSink, RunAgent
 from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.agents.saves import claims_blind, save_registered
+from agentkit.agents.summarize import Summarize
 from agentkit.agents.task import Task, task_message
 from agentkit.core.contracts.errors import (
     OutputCoercionError,
@@ -259,9 +267,16 @@ async def open_run(
     fresh = key is not None
     key = key or _top_key(agent, ctx)
     blind = claims_blind(agent, opening)
-    version = 0 if blind else await _unfinished(agent, ctx, checkpointer, key, fresh)
-    extra_system = await recall(agent, asked.content, ctx)
-    prior, session_version = await opening.history_for(agent.history, ctx, checkpointer)
+    policy = agent.history
+    if blind and not isinstance(policy, Summarize):  # (never a Summarize when blind)
+        # Nothing to read before the claim: no memory to recall, no session to read or
+        # join, a history that is only trimmed; done in place, without four coroutines.
+        version, extra_system, session_version = 0, "", 0
+        prior = trimmed(policy, opening.history)
+    else:
+        version = 0 if blind else await _unfinished(agent, ctx, checkpointer, key, fresh)
+        extra_system = await recall(agent, asked.content, ctx)
+        prior, session_version = await opening.history_for(policy, ctx, checkpointer)
     state = fresh_state(
         ctx.correlation_id, agent.name, asked, prior, settings=opening.settings,
         session=opening.session, session_version=session_version,
@@ -269,7 +284,8 @@ async def open_run(
     )
     run = _run(agent, ctx, state, key, version, checkpointer, sink)
     run.extra_system = extra_system
-    await join_session(run)  # before the claim: a join that fails leaves nothing claimed
+    if not blind:  # a blind run has no session to join
+        await join_session(run)  # before the claim: a join that fails leaves nothing claimed
     refusal = (f"another worker started agent {agent.name!r} under this run id at the same "
                "moment, and got there first; start the new run on a fresh context")
     try:

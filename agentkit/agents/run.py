@@ -74,6 +74,7 @@ __all__ = ["AgentRun", "EventSink", "RunAgent"]
 EventSink = Callable[[AgentEvent], None]
 
 _NO_ANSWERS: Mapping[str, Any] = FrozenDict()
+_EMPTY: FrozenDict[Any, Any] = FrozenDict()  # immutable, so one serves every checkpoint
 _UNDECIDED = Undecided()
 
 class RunAgent(Protocol):
@@ -166,7 +167,7 @@ class AgentRun:
             steps=self.steps,
             open_calls=self.open_calls,
             answered=tuple(self.answered.values()),
-            pending=FrozenDict(self.pending),
+            pending=FrozenDict(self.pending) if self.pending else _EMPTY,
             decisions=self.decisions,
             repairs=self.repairs,
             settings=self.settings,
@@ -174,8 +175,8 @@ class AgentRun:
             history_len=self.history_len - history,
             session_version=self.session_version,
             session_rows=self.session_rows,
-            questions=FrozenDict(self.questions),
-            nested=FrozenDict(self.nested),
+            questions=FrozenDict(self.questions) if self.questions else _EMPTY,
+            nested=FrozenDict(self.nested) if self.nested else _EMPTY,
             owner=self._owner,
             guardrail=self.guardrail,
         )

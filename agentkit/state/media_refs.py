@@ -26,7 +26,7 @@ from agentkit.core.contracts.ports import Store
 from agentkit.core.contracts.types import Message, media_in_messages
 from agentkit.state.blobs import get_blob, put_blob
 
-__all__ = ["StoredMedia", "by_reference", "by_value"]
+__all__ = ["StoredMedia", "by_reference", "by_value", "holds_media"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +50,7 @@ async def by_reference(store: Store, value: Any) -> Any:
             return StoredMedia(key, dataclasses.replace(media, data=b""))
         return media
 
-    # The common case, told apart at no cost while the process has never built a message
-    # with media, and otherwise by a plain scan before any coroutine runs.
-    if not media_in_messages() or not _holds_media(value):
+    if not holds_media(value):
         return value
     return await _mapped(value, stored)
 
@@ -69,9 +67,17 @@ async def by_value(store: Store, value: Any) -> Any:
             return dataclasses.replace(media.media, data=data)
         return media
 
-    if not media_in_messages() or not _holds_media(value):
+    if not holds_media(value):
         return value
     return await _mapped(value, loaded)
+
+
+def holds_media(value: Any) -> bool:
+    """Whether any message in ``value`` has attachments: :func:`by_reference` and
+    :func:`by_value` give such a value back as it is. The common case is told apart at
+    no cost while the process has never built a message with media, and otherwise by a
+    plain scan, so a caller may ask before it starts a coroutine to map nothing."""
+    return media_in_messages() and _holds_media(value)
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

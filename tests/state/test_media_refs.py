@@ -17,9 +17,12 @@ from agentkit.agents import Agent
 from agentkit.agents.run_state import RunState
 from agentkit.core.codec import dumps
 from agentkit.core.contracts.media import File, Image
+from agentkit.core.contracts.runs import RunRecord
 from agentkit.core.contracts.types import Message, Scope
+from agentkit.core.stores import InMemoryStore
 from agentkit.core.testing import FakeLLM, make_test_ctx
 from agentkit.state.checkpoints import StoreCheckpointer
+from agentkit.state.media_refs import StoredMedia
 from agentkit.state.stores import PostgresStore, SQLiteStore
 
 SCOPE = Scope("acme", "clerk")
@@ -188,3 +191,26 @@ def test_a_save_skips_the_media_scan_only_while_no_message_with_media_exists() -
         )
         outputs.append(result.stdout.split())
     assert outputs == [["False", "True", "StoredMedia"], ["False", "True", "StoredMedia"]]
+
+
+async def test_a_checkpoint_saved_with_its_run_record_refers_to_its_media() -> None:
+    """The claim's and the end's write (``save_with_run``) puts media by reference too,
+    and a state without any goes to the store as it is; the record is written beside."""
+    picture = Image(b"\x89PNG\r\n\x1a\n" + bytes(1000), "image/png")
+    with_media = RunState("run-1", "clerk", "running", messages=(
+        Message("user", "Look.", attachments=(picture,)),
+    ))
+    plain = RunState("run-2", "clerk", "running", messages=(Message("user", "Hi."),))
+    store = InMemoryStore()
+    checkpointer = StoreCheckpointer(store)
+    for state in (with_media, plain):
+        record = RunRecord(run_id=state.run_id, agent="clerk", status="running",
+                           scope=SCOPE.key(), created=1.0, updated=1.0)
+        assert await checkpointer.save_with_run(
+            f"{state.run_id}:clerk", state, expected_version=0, record=record
+        ) == 1
+        assert await store.get_run(state.run_id) == record
+        assert await checkpointer.load(f"{state.run_id}:clerk") == (state, 1)
+    kept, _ = await store.get_versioned("checkpoint:run-1:clerk")
+    assert isinstance(kept.messages[0].attachments[0], StoredMedia)
+    assert (await store.get_versioned("checkpoint:run-2:clerk"))[0] is plain

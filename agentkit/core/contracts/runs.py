@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkit.core.contracts._slot_init import slot_init
 from agentkit.core.contracts.frozen import FrozenDict
 from agentkit.core.contracts.types import Usage
 
@@ -67,6 +68,7 @@ class RecordedDecision:
     """When, in seconds since the epoch."""
 
 
+@slot_init  # two per run (the claim and the end): built at half the price
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunRecord:
     """What the registry knows of one top-level run."""

@@ -164,24 +164,33 @@ class InMemoryStore:
 
     async def set_versioned(self, key: str, value: Any, *, expected_version: int) -> int:
         """Write ``value`` if the version is still ``expected_version``; the new version."""
+        return self._set_versioned(key, value, expected_version)
+
+    async def set_versioned_with_run(
+        self, key: str, value: Any, *, expected_version: int, record: RunRecord
+    ) -> int:
+        """``set_versioned``, and ``put_run(record)`` only if it wrote."""
+        # The two writes as plain calls, not two more coroutines: a run's claim and end
+        # come through here. (A subclass that overrides set_versioned or put_run also
+        # overrides this, to see these writes.)
+        version = self._set_versioned(key, value, expected_version)
+        self._put_run(record)
+        return version
+
+    def _set_versioned(self, key: str, value: Any, expected_version: int) -> int:
         _, version = self._versioned.get(key, (None, 0))
         if version != expected_version:
             raise VersionConflict(key, expected_version, version)
         self._versioned[key] = (value, version + 1)
         return version + 1
 
-    async def set_versioned_with_run(
-        self, key: str, value: Any, *, expected_version: int, record: RunRecord
-    ) -> int:
-        """``set_versioned``, and ``put_run(record)`` only if it wrote."""
-        version = await self.set_versioned(key, value, expected_version=expected_version)
-        await self.put_run(record)
-        return version
-
     # -- run registry -------------------------------------------------------------------
 
     async def put_run(self, record: RunRecord) -> None:
         """Write the registry record of a run; an existing record's ``created`` is kept."""
+        self._put_run(record)
+
+    def _put_run(self, record: RunRecord) -> None:
         known = self._runs.get(record.run_id)
         if known is None:
             bisect.insort(self._run_order, (record.created, record.run_id))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from agentkit.core.contracts.ports import Checkpointer, Store
-from agentkit.state.media_refs import by_reference, by_value
+from agentkit.state.media_refs import by_reference, by_value, holds_media
 from agentkit.state.stores.memory import InMemoryStore
 
 if TYPE_CHECKING:
@@ -58,23 +59,35 @@ class StoreCheckpointer:
         """Compare-and-set ``state`` over ``expected_version``; the new version.
 
         Media in the state's messages are written once, as blobs the checkpoint refers
-        to (:mod:`agentkit.state.media_refs`), not again at every step."""
-        stored = await by_reference(self.store, state)
+        to (:mod:`agentkit.state.media_refs`), not again at every step; a state without
+        any is written as it is, without a coroutine to find that out."""
+        stored = await by_reference(self.store, state) if holds_media(state) else state
         return await self.store.set_versioned(
             f"checkpoint:{key}", stored, expected_version=expected_version
         )
 
-    async def save_with_run(
+    def save_with_run(
         self, key: str, state: Any, *, expected_version: int, record: RunRecord
-    ) -> int:
+    ) -> Awaitable[int]:
         """:meth:`save`, with the run's registry record written in the same write (its
         store's ``set_versioned_with_run``: one round trip on PostgreSQL, one
-        transaction on SQLite); the record is written only if the checkpoint is."""
+        transaction on SQLite); the record is written only if the checkpoint is.
+
+        A run's claim and end come here: a state without media is handed to the store's
+        own write (its awaitable, not a coroutine around it: a frame less)."""
+        write: Callable[..., Awaitable[int]] = self.store.set_versioned_with_run  # type: ignore[attr-defined]
+        if holds_media(state):
+            return self._with_media(write, key, state, expected_version, record)
+        return write(f"checkpoint:{key}", state, expected_version=expected_version, record=record)
+
+    async def _with_media(
+        self, write: Callable[..., Awaitable[int]], key: str, state: Any,
+        expected_version: int, record: RunRecord,
+    ) -> int:
         stored = await by_reference(self.store, state)
-        write = self.store.set_versioned_with_run  # type: ignore[attr-defined]
-        return int(await write(
+        return await write(
             f"checkpoint:{key}", stored, expected_version=expected_version, record=record
-        ))
+        )
 
     def __repr__(self) -> str:
         return f"StoreCheckpointer({self.store!r})"
