@@ -42,8 +42,11 @@ def test_doc_example_runs(
     env = None
     if "DATABASE_URL" in code:  # a Postgres example: give it the session's server
         env = {**os.environ, "DATABASE_URL": request.getfixturevalue("postgres_dsn")}
+    # faulthandler: a crash of a native extension (one Temporal example died once with
+    # SIGSEGV on a loaded machine, not seen again) shows every thread's stack in stderr.
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True,
+        timeout=120,
         cwd=tmp_path, check=False, env=env,
     )
     assert result.returncode == 0, f"{name} failed:\n{result.stderr}"
