@@ -175,15 +175,21 @@ class TemporalEffects:
         return await self._model(request, f"the input of a call to model {request.model!r}",
                                  live=False)
 
+    def _run_fields(self) -> dict[str, Any]:
+        """What every activity of the run is told of it: the agent, the run, its scope,
+        autonomy and spent budget (each only where it is not the default)."""
+        ctx = self.ctx
+        return call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
+                           ctx.scope, ctx.autonomy.value, self.spent,
+                           self.options.max_payload_bytes)
+
     async def _model(self, request: ChatRequest, what: str, *, live: bool) -> LLMResult:
         self.made += 1
         ctx = self.ctx
         options = self.options
         # Checked here, in workflow code: a command Temporal refuses fails the workflow
         # task, which is retried for ever; a run that stops answers.
-        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
-                             ctx.scope, ctx.autonomy.value, self.spent,
-                             options.max_payload_bytes)
+        fields = self._run_fields()
         fields["request"] = request
         if live:
             self._live_fields(fields, request)
@@ -256,9 +262,7 @@ class TemporalEffects:
             return (check.value if rewrite is _SAME else rewrite), trip
         ctx = self.ctx
         options = self.options
-        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
-                             ctx.scope, ctx.autonomy.value, self.spent,
-                             options.max_payload_bytes)
+        fields = self._run_fields()
         fields["check"] = check
         self._live_fields(fields, None)
         payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
@@ -279,9 +283,7 @@ class TemporalEffects:
         ``agent.run`` and ``agent.resume`` in-process."""
         ctx = self.ctx
         options = self.options
-        fields = call_fields(self.agent.name, ctx.correlation_id, ctx.correlation_id,
-                             ctx.scope, ctx.autonomy.value, self.spent,
-                             options.max_payload_bytes)
+        fields = self._run_fields()
         fields["task"] = task
         payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
                               "the task its memory is queried with")
