@@ -201,6 +201,50 @@ async def _history(client: Any, run_id: str) -> dict[str, Any]:
     return {"events": len(history.events), "kinds": kinds, "payloads": payloads}
 
 
+def _server_requests(metrics: str) -> dict[str, float]:
+    """The dev server's request counters for the bench's namespace, by what asked:
+    ``frontend Op`` for a client's or a worker's call, ``db`` for every persistence
+    request (the server's own reads and writes of its database). The server reports
+    its counters every second or so: they are read until two reads agree."""
+    last = _requests_now(metrics)
+    for _ in range(20):
+        time.sleep(1.0)
+        now = _requests_now(metrics)
+        if now == last:
+            break
+        last = now
+    return last
+
+
+def _requests_now(metrics: str) -> dict[str, float]:
+    import urllib.request
+
+    with urllib.request.urlopen(metrics, timeout=10) as reply:
+        text = reply.read().decode()
+    counts: dict[str, float] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition("{")
+        if name not in ("service_requests", "persistence_requests"):
+            continue
+        labels, _, value = rest.rpartition("} ")
+        fields = dict(part.split("=", 1) for part in labels.split(","))
+        if fields.get("namespace") != '"default"':
+            continue
+        if name == "persistence_requests":
+            key = "db"
+        elif fields.get("service_name") == '"frontend"':
+            key = f"frontend {fields['operation'].strip(chr(34))}"
+        else:
+            continue
+        counts[key] = counts.get(key, 0.0) + float(value)
+    return counts
+
+
+def _per_run(before: dict[str, float], after: dict[str, float], runs: int) -> dict[str, float]:
+    return {k: (after.get(k, 0.0) - before.get(k, 0.0)) / runs
+            for k in sorted(set(after) | set(before)) if after.get(k, 0.0) != before.get(k, 0.0)}
+
+
 def _extra_events(histories: list[dict[str, Any]]) -> dict[str, int]:
     """The events the histories that differ from the most common one have beyond it
     (summed over them): what made those runs longer."""
@@ -215,7 +259,7 @@ def _extra_events(histories: list[dict[str, Any]]) -> dict[str, int]:
 
 
 async def drive(engine: str, address: str, sequential: int, concurrent: int,
-                profile: int, server: int) -> dict[str, Any]:
+                profile: int, server: int, metrics: str) -> dict[str, Any]:
     from temporalio.client import Client
 
     queue = f"bench-{engine}-{uuid.uuid4().hex[:8]}"
@@ -239,6 +283,8 @@ async def drive(engine: str, address: str, sequential: int, concurrent: int,
         for i in range(3):
             await runner.run(f"{prefix}warm-{i}")
         cpu, cpu_server = _cpu_seconds(proc.pid), _cpu_seconds(server)
+        requests = _server_requests(metrics)
+        cpu_driver = time.process_time()
         times = []
         for i in range(sequential):
             start = time.perf_counter()
@@ -246,18 +292,27 @@ async def drive(engine: str, address: str, sequential: int, concurrent: int,
             times.append(time.perf_counter() - start)
         cpu_sequential = (_cpu_seconds(proc.pid) - cpu) / sequential
         server_sequential = (_cpu_seconds(server) - cpu_server) / sequential
+        driver_sequential = (time.process_time() - cpu_driver) / sequential
+        requests_sequential = _per_run(requests, _server_requests(metrics), sequential)
         cpu, cpu_server = _cpu_seconds(proc.pid), _cpu_seconds(server)
+        requests = _server_requests(metrics)
+        cpu_driver = time.process_time()
         start = time.perf_counter()
         await asyncio.gather(*(runner.run(f"{prefix}con-{i}") for i in range(concurrent)))
         rate = concurrent / (time.perf_counter() - start)
         cpu_concurrent = (_cpu_seconds(proc.pid) - cpu) / concurrent
         server_concurrent = (_cpu_seconds(server) - cpu_server) / concurrent
+        driver_concurrent = (time.process_time() - cpu_driver) / concurrent
+        requests_concurrent = _per_run(requests, _server_requests(metrics), concurrent)
         histories = [await _history(client, f"{prefix}seq-{i}") for i in range(sequential)]
         histories += [await _history(client, f"{prefix}con-{i}") for i in range(concurrent)]
         result: dict[str, Any] = {
             "engine": engine, "latency": statistics.median(times), "rate": rate,
             "cpu_sequential": cpu_sequential, "cpu_concurrent": cpu_concurrent,
             "server_sequential": server_sequential, "server_concurrent": server_concurrent,
+            "driver_sequential": driver_sequential, "driver_concurrent": driver_concurrent,
+            "requests_sequential": requests_sequential,
+            "requests_concurrent": requests_concurrent,
             "events": sorted({h["events"] for h in histories}),
             "extra_events": _extra_events(histories),
             "odd_runs": sum(h["events"] != histories[0]["events"] for h in histories),
@@ -326,6 +381,15 @@ def _server_pid() -> int:
     raise RuntimeError("the dev server's process was not found")
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 # -- the main process -----------------------------------------------------------------------
 
 async def in_process(sequential: int) -> float:
@@ -342,14 +406,15 @@ async def in_process(sequential: int) -> float:
 
 
 def _drive_process(engine: str, address: str, args: argparse.Namespace,
-                   before: str | None, server: int) -> dict[str, Any]:
+                   before: str | None, server: int, metrics: str) -> dict[str, Any]:
     env = dict(os.environ)
     if engine == "before":
         assert before is not None
         env["BENCH_AGENTKIT_TREE"] = before
     command = [sys.executable, __file__, "--drive", engine, "--address", address,
                "--sequential", str(args.sequential), "--concurrent", str(args.concurrent),
-               "--profile", str(args.profile), "--server-pid", str(server)]
+               "--profile", str(args.profile), "--server-pid", str(server),
+               "--metrics", metrics]
     done = subprocess.run(command, env=env, stdout=subprocess.PIPE, text=True, check=True)
     value: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return value
@@ -360,20 +425,24 @@ def _report(rows: dict[str, list[dict[str, Any]]], local: float, concurrent: int
         return statistics.median(r[key] for r in rows[engine])
 
     keys = ("latency", "rate", "cpu_sequential", "cpu_concurrent", "server_sequential",
-            "server_concurrent")
+            "server_concurrent", "driver_sequential", "driver_concurrent")
     bare = {k: med("bare", k) for k in keys}
     print(f"\nin-process run: {local * 1e3:.2f} ms\n")
     print(f"| engine | one run (median) | × bare | worker CPU per run, sequential | × bare "
           f"| worker CPU per run, {concurrent} at once | × bare | runs/s ({concurrent} at once) "
           "| × bare | server CPU per run, sequential | × bare | server CPU per run, "
-          f"{concurrent} at once | × bare | events per run |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          f"{concurrent} at once | × bare | driver CPU per run, sequential | × bare "
+          f"| driver CPU per run, {concurrent} at once | × bare | events per run |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+          "|---|")
     for engine, results in rows.items():
         cells = [f"{engine}"]
         for key, scale, unit in (("latency", 1e3, "ms"), ("cpu_sequential", 1e3, "ms"),
                                  ("cpu_concurrent", 1e3, "ms"), ("rate", 1, ""),
                                  ("server_sequential", 1e3, "ms"),
-                                 ("server_concurrent", 1e3, "ms")):
+                                 ("server_concurrent", 1e3, "ms"),
+                                 ("driver_sequential", 1e3, "ms"),
+                                 ("driver_concurrent", 1e3, "ms")):
             value = med(engine, key)
             cells.append(f"{value * scale:.1f} {unit}".strip())
             cells.append(f"{value / bare[key]:.2f}")
@@ -395,6 +464,17 @@ def _report(rows: dict[str, list[dict[str, Any]]], local: float, concurrent: int
         if extra:
             print(f"{engine}: the longer runs' extra events: "
                   + ", ".join(f"{k} ×{n}" for k, n in sorted(extra.items())))
+    for phase in ("sequential", f"{concurrent} at once"):
+        key = "requests_sequential" if phase == "sequential" else "requests_concurrent"
+        names = sorted({k for results in rows.values() for r in results for k in r[key]})
+        print(f"\nserver requests per run, {phase} (median of the rounds; `db` is every "
+              "persistence request, the others the frontend's calls from clients and workers):")
+        print("| request | " + " | ".join(rows) + " |")
+        print("|---|" + "---:|" * len(rows))
+        for name in names:
+            cells = [f"{statistics.median(r[key].get(name, 0.0) for r in results):.2f}"
+                     for results in rows.values()]
+            print(f"| {name} | " + " | ".join(cells) + " |")
     print("\nbytes per activity (input + result):")
     for engine, results in rows.items():
         parts = [f"{name} {given:,} + {answer:,}" for name, given, answer in results[0]["payloads"]]
@@ -426,6 +506,9 @@ async def main(args: argparse.Namespace) -> None:
     local = await in_process(args.sequential)
     server = Path(sys.executable).parent / "temporal"
     extra = [arg for value in DEV_CONFIG for arg in ("--dynamic-config-value", value)]
+    metrics_port = _free_port()
+    extra += ["--metrics-port", str(metrics_port)]
+    metrics = f"http://127.0.0.1:{metrics_port}/metrics"
     env = await WorkflowEnvironment.start_local(
         dev_server_existing_path=str(server), ui=False, dev_server_log_level="error",
         dev_server_extra_args=extra,
@@ -438,7 +521,7 @@ async def main(args: argparse.Namespace) -> None:
             for engine in engines:  # interleaved, so the machine's load moves all alike
                 profile = args.profile if round_ == 0 else 0
                 rows[engine].append(_drive_process(engine, address, argparse.Namespace(
-                    **{**vars(args), "profile": profile}), args.before, server))
+                    **{**vars(args), "profile": profile}), args.before, server, metrics))
                 print(f"round {round_ + 1}, {engine}: {json.dumps(rows[engine][-1])[:300]}",
                       file=sys.stderr, flush=True)
     finally:
@@ -461,12 +544,14 @@ if __name__ == "__main__":
     parser.add_argument("--queue", help=argparse.SUPPRESS)
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--server-pid", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--metrics", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         asyncio.run(worker(args.worker, args.address, args.queue, args.profile_out))
     elif args.drive:
         print(json.dumps(asyncio.run(drive(args.drive, args.address, args.sequential,
-                                           args.concurrent, args.profile, args.server_pid))),
+                                           args.concurrent, args.profile, args.server_pid,
+                                           args.metrics))),
               flush=True)
         os._exit(0)
     else:

@@ -199,20 +199,27 @@ class TemporalAgents:
         past it): a run decided at ``left`` that then completes is waited for by its
         close alone."""
         handle = self.client.get_workflow_handle(run_id, result_type=str)
-        wait = _FIRST_LOOK
-        while True:
-            try:
-                return await self._whole(await asyncio.wait_for(self._final(handle), wait))
-            except TimeoutError:
-                pass
-            described = await handle.describe()
-            at = (await described.memo()).get(SUSPENDED_MEMO)
-            if at is not None and (left is None or not isinstance(at, int) or at > left):
-                # It waits for a person (or did, and was resumed since): the update
-                # answers when it is next at rest.
-                return await self._whole(result_of(
-                    await self._update(run_id, OUTCOME_UPDATE, None)))
-            wait = min(2 * wait, _LONGEST_LOOK)
+        # One wait for the close event the whole time: a new wait would ask the server
+        # to read the run's history again.
+        final = asyncio.ensure_future(self._final(handle))
+        try:
+            wait = _FIRST_LOOK
+            while True:
+                done, _ = await asyncio.wait((final,), timeout=wait)
+                if done:
+                    return await self._whole(final.result())
+                described = await handle.describe()
+                at = (await described.memo()).get(SUSPENDED_MEMO)
+                if at is not None and (left is None or not isinstance(at, int) or at > left):
+                    # It waits for a person (or did, and was resumed since): the update
+                    # answers when it is next at rest.
+                    return await self._whole(result_of(
+                        await self._update(run_id, OUTCOME_UPDATE, None)))
+                wait = min(2 * wait, _LONGEST_LOOK)
+        finally:
+            if final.done() and not final.cancelled():
+                final.exception()  # seen here, or raised above: never left unretrieved
+            final.cancel()
 
     async def resume(self, run_id: str, decisions: Mapping[str, Any]) -> AgentResult:
         """Give a suspended run the human's decisions, per pending call id (as for
