@@ -37,6 +37,7 @@ from agentkit.integrations.temporal._values import (
     result_of,
     unpack,
 )
+from agentkit.integrations.temporal.looks import SuspensionLooks
 from agentkit.integrations.temporal.payloads import INLINE_BYTES, with_stored_payloads
 from agentkit.integrations.temporal.workflow import (
     CONTINUED,
@@ -87,6 +88,7 @@ class TemporalAgents:
         self.store = store
         self.task_queue = task_queue
         self.options = options if options is not None else RunOptions()
+        self._looks = SuspensionLooks(self.client, SUSPENDED_MEMO)
 
     async def run(
         self,
@@ -208,8 +210,7 @@ class TemporalAgents:
                 done, _ = await asyncio.wait((final,), timeout=wait)
                 if done:
                     return await self._whole(final.result())
-                described = await handle.describe()
-                at = (await described.memo()).get(SUSPENDED_MEMO)
+                at = await self._looks.memo(run_id)
                 if at is not None and (left is None or not isinstance(at, int) or at > left):
                     # It waits for a person (or did, and was resumed since): the update
                     # answers when it is next at rest.
