@@ -80,13 +80,17 @@ def _context() -> Any:
     return make_test_ctx(llm=Desk())
 
 
+async def _counted(address: str, task_queue: str) -> tuple[Counting, TemporalAgents]:
+    """A client whose describe and list requests are counted, and its TemporalAgents."""
+    counting = Counting()
+    client = await Client.connect(address, interceptors=[counting])
+    return counting, TemporalAgents(client, task_queue=task_queue)
+
+
 async def test_many_suspended_runs_are_noticed_by_a_few_list_requests_and_no_describe(
     client: Client, temporal_address: str, task_queue: str
 ) -> None:
-    counting = Counting()
-    agents = TemporalAgents(
-        await Client.connect(temporal_address, interceptors=[counting]), task_queue=task_queue
-    )
+    counting, agents = await _counted(temporal_address, task_queue)
     runs = 10
     async with AgentWorker(client, task_queue=task_queue, agents=[DESK], context=_context):
         held = await asyncio.gather(*(
@@ -104,10 +108,7 @@ async def test_many_suspended_runs_are_noticed_by_a_few_list_requests_and_no_des
 async def test_a_run_id_a_list_filter_cannot_hold_is_looked_at_by_describe(
     client: Client, temporal_address: str, task_queue: str
 ) -> None:
-    counting = Counting()
-    agents = TemporalAgents(
-        await Client.connect(temporal_address, interceptors=[counting]), task_queue=task_queue
-    )
+    counting, agents = await _counted(temporal_address, task_queue)
     async with AgentWorker(client, task_queue=task_queue, agents=[DESK], context=_context):
         held = await agents.run("desk", "Email a.", run_id=f"o'brien-{task_queue}",
                                 autonomy="gated")
