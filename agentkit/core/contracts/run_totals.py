@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.runs import RunRecord
+from agentkit.core.contracts.runs import RunFilter, RunRecord
 
 __all__ = [
     "DAY_SECONDS",
@@ -29,38 +29,6 @@ __all__ = [
 
 DAY_SECONDS = 86400
 """A UTC day, in seconds since the epoch (which counts no leap seconds)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunFilter:
-    """Which runs a summary sums: a filter left as None matches every run, and
-    ``scopes`` of None means every scope (an empty tuple matches none), as in
-    :class:`~agentkit.core.contracts.runs.RunQuery`."""
-
-    agent: str | None = None
-    """Only runs of this agent."""
-    status: str | None = None
-    """Only runs with this status."""
-    session: str | None = None
-    """Only runs of this session."""
-    scopes: tuple[str, ...] | None = None
-    """Only runs whose scope key is one of these."""
-
-    def __post_init__(self) -> None:
-        if isinstance(self.scopes, str):
-            raise TypeError(
-                f"RunFilter(scopes=...) is a tuple of scope keys or None, got the string "
-                f"{self.scopes!r}: write scopes=({self.scopes!r},)"
-            )
-
-    def matches(self, record: RunRecord) -> bool:
-        """Whether ``record`` passes the filter."""
-        return (
-            (self.agent is None or record.agent == self.agent)
-            and (self.status is None or record.status == self.status)
-            and (self.session is None or record.session == self.session)
-            and (self.scopes is None or record.scope in self.scopes)
-        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,7 +85,7 @@ class RunTotals:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary:
-    """The sums of the runs a :class:`RunFilter` matches."""
+    """The sums of the runs a :class:`~agentkit.core.contracts.runs.RunFilter` matches."""
 
     total: RunTotals = field(default_factory=RunTotals)
     """Every matching run."""

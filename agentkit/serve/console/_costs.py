@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentkit.core.contracts.run_totals import RunFilter, RunTotals
+from agentkit.core.contracts.run_totals import RunTotals
+from agentkit.core.contracts.runs import RunFilter
 from agentkit.serve.console._html import e, money, table
 from agentkit.serve.console._signin import Viewer
 from agentkit.serve.runs import ServedRuns

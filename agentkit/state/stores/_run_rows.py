@@ -15,8 +15,15 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary, RunTotals, summary_of
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, cursor_after, position_of
+from agentkit.core.contracts.run_totals import RunSummary, RunTotals, summary_of
+from agentkit.core.contracts.runs import (
+    RunFilter,
+    RunPage,
+    RunQuery,
+    RunRecord,
+    cursor_after,
+    position_of,
+)
 from agentkit.state.codec import loads
 
 __all__ = [
@@ -116,12 +123,13 @@ def summary_of_rows(rows: Sequence[Sequence[Any]]) -> RunSummary:
 
 
 def _filters(
-    query: RunQuery | RunFilter,
+    query: RunFilter,
     mark: Callable[[int], str],
     column_value: Callable[[str], str],
     any_of: Callable[[str, int], str] | None,
 ) -> tuple[list[str], list[Any]]:
-    """The WHERE clauses of ``query``'s filters (not its cursor) and their parameters."""
+    """The WHERE clauses of ``query``'s filters (a listing's cursor aside) and their
+    parameters."""
     clauses: list[str] = []
     params: list[Any] = []
 

@@ -13,8 +13,8 @@ import asyncpg
 import pytest
 
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary, RunTotals
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
+from agentkit.core.contracts.run_totals import RunSummary, RunTotals
+from agentkit.core.contracts.runs import RunFilter, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.types import Usage
 from agentkit.core.stores.run_totals import summarize_runs
 from agentkit.state.codec import dumps
@@ -105,6 +105,8 @@ async def test_a_summary_is_filtered_by_agent_status_session_and_scope(store: An
     assert await runs(scopes=("org1:dom1", "org2:dom1")) == (5, 1.75, 168)
     assert await runs(agent="support", scopes=("org2:dom1",)) == (1, 1.0, 20)
     assert await store.summarize_runs(RunFilter(scopes=())) == RunSummary()
+    assert await store.summarize_runs(RunQuery(agent="billing", limit=1)) == (
+        await store.summarize_runs(RunFilter(agent="billing")))
     assert await store.summarize_runs(RunFilter(agent="nobody")) == RunSummary()
 
 
