@@ -24,6 +24,7 @@ from agentkit.core.contracts.runs import (
     cursor_after,
     position_of,
 )
+from agentkit.core.contracts.types import Usage
 from agentkit.state.codec import loads
 
 __all__ = [
@@ -111,12 +112,12 @@ def totals_selection(
 def summary_of_rows(rows: Sequence[Sequence[Any]]) -> RunSummary:
     """The summary of the aggregate's rows: (agent, status, day, count, sums...)."""
     return summary_of(
-        (agent, status, int(day), RunTotals(
-            runs=int(count), input_tokens=int(inputs or 0), output_tokens=int(outputs or 0),
+        (agent, status, int(day), RunTotals(runs=int(count), usage=Usage(
+            input_tokens=int(inputs or 0), output_tokens=int(outputs or 0),
             cache_read_tokens=int(reads or 0), cache_write_tokens=int(writes or 0),
             reasoning_tokens=int(reasoning or 0), requests=int(requests or 0),
             cost_usd=float(cost or 0.0),
-        ))
+        )))
         for agent, status, day, count, inputs, outputs, reads, writes, reasoning, requests, cost
         in rows
     )
