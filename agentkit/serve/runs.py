@@ -19,14 +19,14 @@ import dataclasses
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from agentkit.agents.conversation import Opening
 from agentkit.agents.events import AgentEvent
 from agentkit.agents.run_state import TERMINAL, RunState
 from agentkit.core.contracts.errors import InvalidDecision, RunNotResumable
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary
-from agentkit.core.contracts.runs import RecordedDecision, RunPage, RunQuery, RunRecord
+from agentkit.core.contracts.run_totals import RunSummary
+from agentkit.core.contracts.runs import RecordedDecision, RunFilter, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.types import Scope
 from agentkit.core.runtime.context import RunContext, new_run_id
 from agentkit.core.stores.run_totals import summarize_runs
@@ -39,6 +39,8 @@ from agentkit.serve.wire import event_data, inbox_kind
 from agentkit.state.traces import RunTrace
 
 __all__ = ["EventLog", "ServeError", "ServedRuns", "StartRequest"]
+
+_Filter = TypeVar("_Filter", bound=RunFilter)
 
 KEPT_LOGS = 1000
 """How many runs' event logs a server keeps in memory; a run whose log was dropped
@@ -82,6 +84,16 @@ class EventLog:
             if self.dropped:
                 return
             await self._changed.wait()
+
+
+def _visible(query: _Filter, principal: Principal) -> _Filter:
+    """``query`` narrowed to the scopes ``principal`` may see."""
+    if principal.scopes is None:
+        return query
+    allowed = principal.scopes if query.scopes is None else tuple(
+        s for s in query.scopes if s in principal.scopes
+    )
+    return dataclasses.replace(query, scopes=allowed)
 
 
 def _decision_log(run_id: str) -> str:
@@ -141,23 +153,12 @@ class ServedRuns:
 
     async def runs(self, query: RunQuery, principal: Principal) -> RunPage:
         """A page of the runs ``principal`` may see."""
-        if principal.scopes is not None:
-            allowed = principal.scopes if query.scopes is None else tuple(
-                s for s in query.scopes if s in principal.scopes
-            )
-            query = RunQuery(agent=query.agent, status=query.status, session=query.session,
-                             scopes=allowed, limit=query.limit, cursor=query.cursor)
-        return await self.store.list_runs(query)
+        return await self.store.list_runs(_visible(query, principal))
 
     async def summary(self, query: RunFilter, principal: Principal) -> RunSummary:
         """The sums of the runs ``principal`` may see that ``query`` matches (one
         aggregate on the stores agentkit ships; paged from the listing on others)."""
-        if principal.scopes is not None:
-            allowed = principal.scopes if query.scopes is None else tuple(
-                s for s in query.scopes if s in principal.scopes
-            )
-            query = dataclasses.replace(query, scopes=allowed)
-        return await summarize_runs(self.store, query)
+        return await summarize_runs(self.store, _visible(query, principal))
 
     async def inbox(
         self, principal: Principal, *, agent: str | None, kind: str | None, limit: int,

@@ -1,11 +1,12 @@
 """Sums over the run registry: what some runs used and cost, in total, per agent, per day
 and by status, without reading their records one by one.
 
-A store that can (:meth:`~agentkit.core.contracts.ports.Store.summarize_runs`) answers
-with one aggregate query over columns kept beside each record; any other store is summed
-by paging its listing (:func:`agentkit.core.stores.run_totals.summarize_runs`). Both
-give the same :class:`RunSummary`, built here from ``(agent, status, day, sums)``
-groups, so the stores differ only in where the groups are summed.
+A store that can (``summarize_runs``, a
+:class:`~agentkit.core.stores.run_totals.RunSummarizer`) answers with one aggregate
+query over columns kept beside each record; any other store is summed by paging its
+listing (:func:`agentkit.core.stores.run_totals.summarize_runs`). Both give the same
+:class:`RunSummary`, built here from ``(agent, status, day, sums)`` groups, so the
+stores differ only in where the groups are summed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.runs import RunRecord
+from agentkit.core.contracts.runs import RunFilter, RunRecord
+from agentkit.core.contracts.types import NO_USAGE, Usage
 
 __all__ = [
     "DAY_SECONDS",
@@ -32,92 +34,44 @@ DAY_SECONDS = 86400
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunFilter:
-    """Which runs a summary sums: a filter left as None matches every run, and
-    ``scopes`` of None means every scope (an empty tuple matches none), as in
-    :class:`~agentkit.core.contracts.runs.RunQuery`."""
-
-    agent: str | None = None
-    """Only runs of this agent."""
-    status: str | None = None
-    """Only runs with this status."""
-    session: str | None = None
-    """Only runs of this session."""
-    scopes: tuple[str, ...] | None = None
-    """Only runs whose scope key is one of these."""
-
-    def __post_init__(self) -> None:
-        if isinstance(self.scopes, str):
-            raise TypeError(
-                f"RunFilter(scopes=...) is a tuple of scope keys or None, got the string "
-                f"{self.scopes!r}: write scopes=({self.scopes!r},)"
-            )
-
-    def matches(self, record: RunRecord) -> bool:
-        """Whether ``record`` passes the filter."""
-        return (
-            (self.agent is None or record.agent == self.agent)
-            and (self.status is None or record.status == self.status)
-            and (self.session is None or record.session == self.session)
-            and (self.scopes is None or record.scope in self.scopes)
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunTotals:
-    """What some runs used, summed."""
+    """What some runs used, summed: how many runs, and their usage."""
 
     runs: int = 0
     """How many runs."""
-    cost_usd: float = 0.0
-    """Their cost in US dollars (a run whose models were unpriced adds nothing)."""
-    input_tokens: int = 0
-    """Prompt tokens billed at the full rate."""
-    output_tokens: int = 0
-    """Generated tokens."""
-    cache_read_tokens: int = 0
-    """Prompt tokens served from the provider's cache."""
-    cache_write_tokens: int = 0
-    """Prompt tokens written to the provider's cache."""
-    reasoning_tokens: int = 0
-    """Tokens spent thinking, where the provider reports them apart."""
-    requests: int = 0
-    """Model requests made."""
+    usage: Usage = NO_USAGE
+    """Their tokens and requests, and their cost in US dollars: each run's record's
+    ``cost_usd``, a run whose models were unpriced adding nothing. The registry keeps a
+    run's cost, not which of its models were unpriced, so ``unpriced_models`` is empty."""
 
     def __add__(self, other: RunTotals) -> RunTotals:
-        return RunTotals(
-            runs=self.runs + other.runs,
-            cost_usd=self.cost_usd + other.cost_usd,
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
-            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
-            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
-            requests=self.requests + other.requests,
-        )
+        return RunTotals(runs=self.runs + other.runs, usage=self.usage + other.usage)
 
     @property
     def cache_share(self) -> float | None:
         """Cache reads over all input tokens (full-rate, cache reads and cache writes);
         None without input tokens."""
-        prompt = self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
-        return None if prompt == 0 else self.cache_read_tokens / prompt
+        usage = self.usage
+        prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+        return None if prompt == 0 else usage.cache_read_tokens / prompt
 
     @classmethod
     def of(cls, record: RunRecord) -> RunTotals:
         """One run's figures."""
         usage = record.usage
-        return cls(
-            runs=1, cost_usd=record.cost_usd or 0.0, input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens, requests=usage.requests,
-        )
+        # The record's cost, not its usage's: it is the figure the databases keep in a
+        # column (NULL when the record has none), so every store sums the same.
+        return cls(runs=1, usage=Usage(
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens, cost_usd=record.cost_usd or 0.0,
+            requests=usage.requests, reasoning_tokens=usage.reasoning_tokens,
+        ))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary:
-    """The sums of the runs a :class:`RunFilter` matches."""
+    """The sums of the runs a :class:`~agentkit.core.contracts.runs.RunFilter` matches."""
 
     total: RunTotals = field(default_factory=RunTotals)
     """Every matching run."""

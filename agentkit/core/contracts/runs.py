@@ -1,4 +1,5 @@
-"""The run registry's values: one record per top-level run, and a listing request and page.
+"""The run registry's values: one record per top-level run, the filters that pick runs, and
+a listing request and page.
 
 Every store keeps the records (:meth:`~agentkit.core.contracts.ports.Store.put_run`) in
 an index by agent, status, session, scope and creation time, so a face lists runs, or
@@ -23,6 +24,7 @@ from agentkit.core.contracts.types import Usage
 __all__ = [
     "MAX_PAGE",
     "RecordedDecision",
+    "RunFilter",
     "RunPage",
     "RunQuery",
     "RunRecord",
@@ -102,11 +104,12 @@ class RunRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RunQuery:
-    """One page of a run listing: which runs, how many, and where to continue.
+class RunFilter:
+    """Which runs: a filter left as None matches every run, and ``scopes`` of None means
+    every scope (an empty tuple matches none).
 
-    A filter left as None matches every run; ``scopes`` of None means every scope (an
-    empty tuple matches none). ``cursor`` is the ``next_cursor`` of the page before.
+    A summary (``summarize_runs``) takes one as it is; a listing takes a
+    :class:`RunQuery`, which adds the paging.
     """
 
     agent: str | None = None
@@ -117,6 +120,29 @@ class RunQuery:
     """Only runs of this session."""
     scopes: tuple[str, ...] | None = None
     """Only runs whose scope key is one of these."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.scopes, str):
+            raise TypeError(
+                f"{type(self).__name__}(scopes=...) is a tuple of scope keys or None, got "
+                f"the string {self.scopes!r}: write scopes=({self.scopes!r},)"
+            )
+
+    def matches(self, record: RunRecord) -> bool:
+        """Whether ``record`` passes the filters (a query's cursor aside)."""
+        return (
+            (self.agent is None or record.agent == self.agent)
+            and (self.status is None or record.status == self.status)
+            and (self.session is None or record.session == self.session)
+            and (self.scopes is None or record.scope in self.scopes)
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunQuery(RunFilter):
+    """One page of a run listing: which runs (the filters of :class:`RunFilter`), how
+    many, and where to continue. ``cursor`` is the ``next_cursor`` of the page before."""
+
     limit: int = 50
     """How many records at most, from 1 to :data:`MAX_PAGE`."""
     cursor: str | None = None
@@ -130,22 +156,11 @@ class RunQuery:
                 f"RunQuery(limit=...) must be an integer from 1 to {MAX_PAGE}, "
                 f"got {self.limit!r}"
             )
-        if isinstance(self.scopes, str):
-            raise TypeError(
-                f"RunQuery(scopes=...) is a tuple of scope keys or None, got the string "
-                f"{self.scopes!r}: write scopes=({self.scopes!r},)"
-            )
+        # Named, not super(): a slotted dataclass is a new class, which the cell that a
+        # bare super() reads does not know (before Python 3.14).
+        RunFilter.__post_init__(self)
         if self.cursor is not None:
             position_of(self.cursor)  # a bad cursor fails here, before any store reads
-
-    def matches(self, record: RunRecord) -> bool:
-        """Whether ``record`` passes the filters (not the cursor)."""
-        return (
-            (self.agent is None or record.agent == self.agent)
-            and (self.status is None or record.status == self.status)
-            and (self.session is None or record.session == self.session)
-            and (self.scopes is None or record.scope in self.scopes)
-        )
 
 
 @dataclass(frozen=True, slots=True)

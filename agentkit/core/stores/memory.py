@@ -22,8 +22,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from agentkit.core.codec import dumps, loads
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary, summary_of_records
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, cursor_after, position_of
+from agentkit.core.contracts.run_totals import RunSummary, summary_of_records
+from agentkit.core.contracts.runs import (
+    RunFilter,
+    RunPage,
+    RunQuery,
+    RunRecord,
+    cursor_after,
+    position_of,
+)
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.core.stores.inflight import abandon_inflight, join_inflight
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Protocol, cast
 
 from agentkit.core.contracts.ports import Store
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary, summary_of_records
-from agentkit.core.contracts.runs import MAX_PAGE, RunQuery, RunRecord
+from agentkit.core.contracts.run_totals import RunSummary, summary_of_records
+from agentkit.core.contracts.runs import MAX_PAGE, RunFilter, RunQuery, RunRecord
 
 __all__ = ["RunSummarizer", "summarize_runs"]
 

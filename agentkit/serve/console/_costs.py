@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from starlette.requests import Request
 from starlette.responses import Response
 
-from agentkit.core.contracts.run_totals import RunFilter, RunTotals
+from agentkit.core.contracts.run_totals import RunTotals
+from agentkit.core.contracts.runs import RunFilter
 from agentkit.serve.console._html import e, money, table
 from agentkit.serve.console._signin import Viewer
 from agentkit.serve.runs import ServedRuns
@@ -58,9 +59,10 @@ def _share(totals: RunTotals) -> str:
 
 
 def _row(label: str, totals: RunTotals) -> str:
-    return (f"<tr><td>{e(label)}</td><td>{totals.runs:,}</td><td>{money(totals.cost_usd)}</td>"
-            f"<td>{totals.input_tokens:,}</td><td>{totals.output_tokens:,}</td>"
-            f"<td>{totals.cache_read_tokens:,}</td><td>{_share(totals)}</td></tr>")
+    usage = totals.usage
+    return (f"<tr><td>{e(label)}</td><td>{totals.runs:,}</td><td>{money(usage.cost_usd)}</td>"
+            f"<td>{usage.input_tokens:,}</td><td>{usage.output_tokens:,}</td>"
+            f"<td>{usage.cache_read_tokens:,}</td><td>{_share(totals)}</td></tr>")
 
 
 _HEAD = ("", "runs", "cost", "input tokens", "output tokens", "cache reads",
@@ -74,15 +76,15 @@ async def costs_page(request: Request, viewer: Viewer, runs: ServedRuns) -> Resp
     ordered = list(summary.by_day.items())
     statuses = ", ".join(f"{count:,} {e(status)}" for status, count in summary.by_status.items())
     charts = (
-        bar_chart("cost per day (US dollars)", [(d, t.cost_usd) for d, t in ordered], money,
-                  _day)
-        + bar_chart("tokens per day", [(d, float(t.input_tokens + t.output_tokens))
+        bar_chart("cost per day (US dollars)", [(d, t.usage.cost_usd) for d, t in ordered],
+                  money, _day)
+        + bar_chart("tokens per day", [(d, float(t.usage.input_tokens + t.usage.output_tokens))
                                        for d, t in ordered], lambda v: f"{v:,.0f}", _day)
         + bar_chart("cost per agent (US dollars)",
-                    [(a, t.cost_usd) for a, t in agents.items()], money)
+                    [(a, t.usage.cost_usd) for a, t in agents.items()], money)
     )
     body = (
-        f"<h1>Costs</h1><p>{everything.runs:,} runs, {money(everything.cost_usd)}; "
+        f"<h1>Costs</h1><p>{everything.runs:,} runs, {money(everything.usage.cost_usd)}; "
         f"cache share of input tokens: <strong>{_share(everything)}</strong>.</p>"
         + (f'<p class="statuses">{statuses}.</p>' if statuses else "")
         + f'<div class="charts">{charts}</div>'

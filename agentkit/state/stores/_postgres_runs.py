@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
+from agentkit.core.contracts.run_totals import RunSummary
+from agentkit.core.contracts.runs import RunFilter, RunPage, RunQuery, RunRecord
 from agentkit.state.codec import dumps, loads
 from agentkit.state.stores._postgres_text import stored_key
 from agentkit.state.stores._run_rows import (

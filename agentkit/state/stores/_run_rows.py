@@ -15,8 +15,16 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary, RunTotals, summary_of
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord, cursor_after, position_of
+from agentkit.core.contracts.run_totals import RunSummary, RunTotals, summary_of
+from agentkit.core.contracts.runs import (
+    RunFilter,
+    RunPage,
+    RunQuery,
+    RunRecord,
+    cursor_after,
+    position_of,
+)
+from agentkit.core.contracts.types import Usage
 from agentkit.state.codec import loads
 
 __all__ = [
@@ -104,24 +112,25 @@ def totals_selection(
 def summary_of_rows(rows: Sequence[Sequence[Any]]) -> RunSummary:
     """The summary of the aggregate's rows: (agent, status, day, count, sums...)."""
     return summary_of(
-        (agent, status, int(day), RunTotals(
-            runs=int(count), input_tokens=int(inputs or 0), output_tokens=int(outputs or 0),
+        (agent, status, int(day), RunTotals(runs=int(count), usage=Usage(
+            input_tokens=int(inputs or 0), output_tokens=int(outputs or 0),
             cache_read_tokens=int(reads or 0), cache_write_tokens=int(writes or 0),
             reasoning_tokens=int(reasoning or 0), requests=int(requests or 0),
             cost_usd=float(cost or 0.0),
-        ))
+        )))
         for agent, status, day, count, inputs, outputs, reads, writes, reasoning, requests, cost
         in rows
     )
 
 
 def _filters(
-    query: RunQuery | RunFilter,
+    query: RunFilter,
     mark: Callable[[int], str],
     column_value: Callable[[str], str],
     any_of: Callable[[str, int], str] | None,
 ) -> tuple[list[str], list[Any]]:
-    """The WHERE clauses of ``query``'s filters (not its cursor) and their parameters."""
+    """The WHERE clauses of ``query``'s filters (a listing's cursor aside) and their
+    parameters."""
     clauses: list[str] = []
     params: list[Any] = []
 

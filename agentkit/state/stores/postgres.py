@@ -37,8 +37,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
+from agentkit.core.contracts.run_totals import RunSummary
+from agentkit.core.contracts.runs import RunFilter, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import (
     SingleFlightLost,
     SingleFlightTimeout,

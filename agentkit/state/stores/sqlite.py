@@ -30,8 +30,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
+from agentkit.core.contracts.run_totals import RunSummary
+from agentkit.core.contracts.runs import RunFilter, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.state.codec import dumps, loads
 from agentkit.state.owners import owner_alive, this_owner

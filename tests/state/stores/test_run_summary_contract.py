@@ -4,6 +4,7 @@ summaries existed, whose records keep their figures."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,8 +14,8 @@ import asyncpg
 import pytest
 
 from agentkit.core.contracts.frozen import FrozenDict
-from agentkit.core.contracts.run_totals import RunFilter, RunSummary, RunTotals
-from agentkit.core.contracts.runs import RunPage, RunQuery, RunRecord
+from agentkit.core.contracts.run_totals import RunSummary, RunTotals
+from agentkit.core.contracts.runs import RunFilter, RunPage, RunQuery, RunRecord
 from agentkit.core.contracts.types import Usage
 from agentkit.core.stores.run_totals import summarize_runs
 from agentkit.state.codec import dumps
@@ -50,11 +51,12 @@ def record(run_id: str, created: float, *, tokens: int = 0, cost: float | None =
 def totals(runs: int, tokens: int, cost: float, *, priced_writes: int | None = None,
            requests: int | None = None) -> RunTotals:
     """The totals of ``runs`` runs made by :func:`record` with ``tokens`` tokens in all."""
-    return RunTotals(runs=runs, cost_usd=cost, input_tokens=tokens, output_tokens=tokens // 2,
-                     cache_read_tokens=tokens * 2,
-                     cache_write_tokens=runs if priced_writes is None else priced_writes,
-                     reasoning_tokens=tokens // 4,
-                     requests=2 * runs if requests is None else requests)
+    return RunTotals(runs=runs, usage=Usage(
+        cost_usd=cost, input_tokens=tokens, output_tokens=tokens // 2,
+        cache_read_tokens=tokens * 2,
+        cache_write_tokens=runs if priced_writes is None else priced_writes,
+        reasoning_tokens=tokens // 4, requests=2 * runs if requests is None else requests,
+    ))
 
 
 ROWS = [
@@ -86,6 +88,8 @@ async def test_a_summary_sums_usage_and_cost_in_total_per_agent_per_day_and_by_s
         }),
     )
     assert summary.total.cache_share == 336 / (168 + 336 + 4)
+    assert type(summary.total.usage) is Usage
+    assert summary.total.usage.unpriced_models == ()
     assert list(summary.by_agent) == ["billing", "support"]
     assert await store.summarize_runs(RunFilter()) == await summarize_runs(store, RunFilter())
 
@@ -96,7 +100,7 @@ async def test_a_summary_is_filtered_by_agent_status_session_and_scope(store: An
 
     async def runs(**filters: Any) -> tuple[int, float, int]:
         total = (await store.summarize_runs(RunFilter(**filters))).total
-        return total.runs, total.cost_usd, total.input_tokens
+        return total.runs, total.usage.cost_usd, total.usage.input_tokens
 
     assert await runs(agent="billing") == (2, 0.5, 48)
     assert await runs(status="complete") == (2, 0.25, 108)
@@ -105,6 +109,8 @@ async def test_a_summary_is_filtered_by_agent_status_session_and_scope(store: An
     assert await runs(scopes=("org1:dom1", "org2:dom1")) == (5, 1.75, 168)
     assert await runs(agent="support", scopes=("org2:dom1",)) == (1, 1.0, 20)
     assert await store.summarize_runs(RunFilter(scopes=())) == RunSummary()
+    assert await store.summarize_runs(RunQuery(agent="billing", limit=1)) == (
+        await store.summarize_runs(RunFilter(agent="billing")))
     assert await store.summarize_runs(RunFilter(agent="nobody")) == RunSummary()
 
 
@@ -116,7 +122,9 @@ async def test_a_rewritten_run_is_summed_once_with_its_latest_figures_on_its_fir
         "checkpoint:r1", {"step": 1}, expected_version=0,
         record=record("r1", DEC_1 + DAY, tokens=12, cost=0.125, status="complete"),
     )
-    await store.put_run(record("r2", DEC_1 + 5, tokens=4, cost=None, agent="a\x00b"))
+    unpriced = record("r2", DEC_1 + 5, tokens=4, cost=None, agent="a\x00b")
+    await store.put_run(dataclasses.replace(
+        unpriced, usage=dataclasses.replace(unpriced.usage, unpriced_models=("mystery-1",))))
     summary = await store.summarize_runs(RunFilter())
     assert summary.total == totals(2, 16, 0.125)
     assert summary.by_day == FrozenDict({"2025-12-01": totals(2, 16, 0.125)})
