@@ -65,6 +65,7 @@ from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
 from agentkit.serve.claims import CLAIM_LEASE, DecisionClaims
 from agentkit.serve.engine import Host, ServeError, StartRequest
+from agentkit.serve.followers import FOLLOW_LEASE, FOLLOW_SWEEP, Followers, patiently, seconds
 from agentkit.serve.inprocess import InProcessEngine
 from agentkit.serve.temporal_live import LiveEvents
 from agentkit.serve.workflows import recover_workflow
@@ -84,12 +85,18 @@ class TemporalEngine:
     host the served agents and share the server's store (the context's): sessions,
     large payloads and the registry live there. ``claim_lease`` is how many seconds a
     decision's claim is its server's alone (:mod:`agentkit.serve.claims`).
+
+    Each running run is followed by one server (:mod:`agentkit.serve.followers`):
+    ``follow_lease`` is how many seconds a server that stopped beating still holds the
+    runs it follows, and every ``sweep`` seconds a server takes over the running runs
+    whose follower has not beaten for that long (or that none follows).
     """
 
     name = "temporal"
 
     def __init__(self, client: Client | str, *, task_queue: str, namespace: str = "default",
-                 options: RunOptions | None = None, claim_lease: float = CLAIM_LEASE) -> None:
+                 options: RunOptions | None = None, claim_lease: float = CLAIM_LEASE,
+                 follow_lease: float = FOLLOW_LEASE, sweep: float = FOLLOW_SWEEP) -> None:
         if not task_queue or not isinstance(task_queue, str):
             raise ValueError(f"TemporalEngine(task_queue=...) must be a non-empty string, "
                              f"got {task_queue!r}")
@@ -109,6 +116,11 @@ class TemporalEngine:
         self._seen: dict[str, int] = {}
         self._lease = claim_lease
         self._claims: DecisionClaims | None = None
+        self._follow_lease = seconds("follow_lease", follow_lease)
+        self._sweep_every = seconds("sweep", sweep)
+        self._followers: Followers | None = None
+        self._given_up: set[str] = set()
+        """Runs this server found cannot be followed: not taken again by its sweeps."""
         self._local = InProcessEngine()
         """Where served Workflows run: in this process, as on the in-process engine."""
 
@@ -118,6 +130,13 @@ class TemporalEngine:
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._claims = DecisionClaims(runs.store, owner=owner, lease=self._lease,
                                       still_waiting=self._still_waiting)
+        self._followers = Followers(runs.store, owner=owner, lease=self._follow_lease,
+                                    sweep=self._sweep_every)
+
+    @property
+    def followers(self) -> Followers:
+        assert self._followers is not None, "bind() first"
+        return self._followers
 
     @property
     def claims(self) -> DecisionClaims:
@@ -169,9 +188,10 @@ class TemporalEngine:
         events.append(FinalEvent(result))
         return events
 
-    def _follow(self, record: RunRecord, next_result: Callable[[], Awaitable[AgentResult]]
-                ) -> None:
-        """Write the run's record and events when it next suspends or ends."""
+    def _follow(self, record: RunRecord, next_result: Callable[[], Awaitable[AgentResult]],
+                version: int) -> None:
+        """Write the run's record and events when it next suspends or ends, as its
+        follower at ``version`` of its follow key (:mod:`agentkit.serve.followers`)."""
         run_id = record.run_id
         log = self.runs.event_log(run_id)
         # Followed from the first batch by a server that did not follow the run yet:
@@ -180,24 +200,34 @@ class TemporalEngine:
             run_id, LiveEvents(self.runs.store, run_id))
         live.follow(log)
 
+        def drop() -> None:
+            live.stop()
+            self._live.pop(run_id, None)
+            self._seen.pop(run_id, None)
+            self.runs.drop_log(run_id)
+
         async def follow() -> None:
             try:
-                result = await next_result()
+                # Past a transient error, the result the run is at then is waited for.
+                result = await patiently(run_id, next_result, _outcome(self.agents, run_id))
             except asyncio.CancelledError:
                 live.stop()
-                raise  # the server stops; the next one follows the run again
+                raise  # the server stops; another follows the run
             except WorkflowFailureError as error:
                 await live.settle()
-                await self._failed(record, error.cause)
+                if not await self._failed(record, error.cause, version):
+                    drop()
                 return
             except Exception as error:
                 _log.warning("run %r: could not follow it: %s", run_id, error, exc_info=True)
-                live.stop()
-                self._live.pop(run_id, None)
-                self.runs.drop_log(run_id)
+                self._given_up.add(run_id)
+                drop()
                 return
             await live.settle()  # what happened before the result, first
-            await self._put(self._record(record, result))
+            if await self.followers.write(version, self._record(record, result)) is None:
+                _log.info("run %r: another server follows it now", run_id)
+                drop()
+                return
             for event in self._events(result):
                 live.add(log, event)
             if result.stop_reason != "suspended":
@@ -208,21 +238,28 @@ class TemporalEngine:
         self._watching[run_id] = task
         task.add_done_callback(lambda _: self._forget(run_id, task))
 
-    async def _failed(self, record: RunRecord, cause: BaseException | None) -> None:
-        """Record the end of a run whose workflow was cancelled or failed."""
-        self._live.pop(record.run_id, None)
+    async def _failed(self, record: RunRecord, cause: BaseException | None,
+                      version: int | None = None) -> bool:
+        """Record the end of a run whose workflow was cancelled or failed (as its
+        follower at ``version``, if given: False when another follows it now)."""
         cancelled = isinstance(cause, CancelledError)
         status = "cancelled" if cancelled else "error"
         # The workflow fails with an ApplicationError whose message names the error.
         why = None if cancelled else (
             cause.message if isinstance(cause, ApplicationError) else f"{cause}")
-        await self._put(RunRecord(
+        ended = RunRecord(
             run_id=record.run_id, agent=record.agent, status=status, scope=record.scope,
             created=record.created, updated=_now(), session=record.session,
-            stop_reason=status, usage=record.usage, cost_usd=record.cost_usd, error=why))
+            stop_reason=status, usage=record.usage, cost_usd=record.cost_usd, error=why)
+        if version is None:
+            await self._put(ended)
+        elif await self.followers.write(version, ended) is None:
+            return False
+        self._live.pop(record.run_id, None)
         self.runs.event_log(record.run_id).add_data(
             {"kind": "final", "stop_reason": status, "output": None,
              **({"error": why} if why else {})})
+        return True
 
     def _forget(self, run_id: str, task: asyncio.Task[None]) -> None:
         if self._watching.get(run_id) is task:
@@ -231,8 +268,9 @@ class TemporalEngine:
     # -- the engine ----------------------------------------------------------------------
 
     async def startup(self) -> int:
-        """Connect, and follow the runs the registry says are running (their workflows
-        went on while no server was up)."""
+        """Connect, and follow the runs the registry says are running that no server
+        that is up follows (their workflows went on meanwhile); from then on, beat and
+        look for such runs every ``sweep`` seconds."""
         if self._agents is None:
             if self.client is None:
                 assert self.address is not None
@@ -241,6 +279,14 @@ class TemporalEngine:
             options = dataclasses.replace(self.options or RunOptions(), live_events=True)
             self._agents = TemporalAgents(self.client, task_queue=self.task_queue,
                                           options=options, store=self.runs.store)
+        await self.followers.beat()  # before it takes any run: it is up
+        taken = await self._adopt(recover=True)
+        self.followers.start(lambda: self._adopt(recover=False))
+        return taken
+
+    async def _adopt(self, *, recover: bool) -> int:
+        """Follow each running run in the registry that nobody who is up follows; with
+        ``recover`` (at startup), recover the runs of served Workflows too. How many."""
         taken, cursor = 0, None
         while True:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
@@ -248,11 +294,16 @@ class TemporalEngine:
             for record in page.records:
                 served = self.runs.agents.get(record.agent)
                 if isinstance(served, Workflow):
-                    recover_workflow(self._local, served, record)
-                    taken += 1
-                elif served is not None and record.run_id not in self._watching:
+                    if recover:
+                        recover_workflow(self._local, served, record)
+                        taken += 1
+                elif (served is not None and record.run_id not in self._watching
+                      and record.run_id not in self._given_up):
+                    version = await self.followers.take_over(record)
+                    if version is None or record.run_id in self._watching:
+                        continue
                     self.runs.event_log(record.run_id, fresh=True)
-                    self._follow(record, _outcome(self.agents, record.run_id))
+                    self._follow(record, _outcome(self.agents, record.run_id), version)
                     taken += 1
             cursor = page.next_cursor
             if cursor is None:
@@ -278,11 +329,13 @@ class TemporalEngine:
                              "Temporal workflow this server did not start; choose another "
                              "run_id, or leave it out") from None
         # Registered once the workflow is the server's: a run id taken by a workflow
-        # started elsewhere must not get a record.
+        # started elsewhere must not get a record. Followed before it is registered,
+        # so no sweep takes it for a run nobody follows.
+        version = await self.followers.take(run_id)
         await self._put(record)
         self.runs.event_log(run_id, fresh=True)
         self._seen[run_id] = 0
-        self._follow(record, _outcome(self.agents, run_id))
+        self._follow(record, _outcome(self.agents, run_id), version)
 
     async def _still_waiting(self, run_id: str, at: int | None) -> bool:
         """The run's workflow waits for a decision, at suspension ``at`` if given."""
@@ -312,6 +365,7 @@ class TemporalEngine:
         # just after leaves a running record, which the next server follows (to this
         # suspension again if the decision never arrived), not a suspended one that
         # nobody follows while its workflow goes on.
+        version = await self.followers.take(run_id)
         await self._put(running)
         try:
             next_result = await self.agents.hand(run_id, decisions, at=at)
@@ -320,9 +374,9 @@ class TemporalEngine:
             await self.claims.release(record, claim)
             raise
         except Exception:
-            self._follow(running, _outcome(self.agents, run_id))  # it may have arrived
+            self._follow(running, _outcome(self.agents, run_id), version)  # it may have arrived
             raise
-        self._follow(running, next_result)
+        self._follow(running, next_result, version)
 
     async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:
         if isinstance(agent, Workflow):
@@ -399,6 +453,8 @@ class TemporalEngine:
         for live in self._live.values():
             live.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._followers is not None:
+            await self._followers.stop()  # its runs are the next sweep's of another
 
 
 def _outcome(agents: TemporalAgents, run_id: str) -> Callable[[], Awaitable[AgentResult]]:
