@@ -83,17 +83,24 @@ class Followers:
         """Say this server is up (for a lease; the key itself goes after ten)."""
         await self.store.set(_alive(self.owner), {"at": time.time()}, ttl=10 * self.lease)
 
-    async def alive(self, owner: str) -> bool:
-        """``owner`` has beaten within a lease."""
+    async def alive(self, owner: str, known: dict[str, bool] | None = None) -> bool:
+        """``owner`` has beaten within a lease (``known``: the answers of this sweep)."""
         if owner == self.owner:
             return True
+        if known is not None and owner in known:
+            return known[owner]
         beat = await self.store.get(_alive(owner))
         at = beat.get("at") if isinstance(beat, dict) else None
-        return isinstance(at, int | float) and time.time() - at < self.lease
+        up = isinstance(at, int | float) and time.time() - at < self.lease
+        if known is not None:
+            known[owner] = up
+        return up
 
     def start(self, sweep: Callable[[], Awaitable[int]]) -> None:
         """Beat every third of a lease, and call ``sweep`` every ``sweep`` seconds,
         until :meth:`stop`."""
+        if self._tasks:
+            return
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._every(self.lease / 3, self.beat, "renew its heartbeat"),
@@ -133,13 +140,14 @@ class Followers:
                                                       expected_version=version)
         raise RuntimeError(f"run {run_id!r}: its follow key kept changing")
 
-    async def take_over(self, record: RunRecord) -> int | None:
+    async def take_over(self, record: RunRecord, known: dict[str, bool] | None = None
+                        ) -> int | None:
         """Follow the running run ``record`` shows if nobody who is up does: the key's
         new version, or None (followed by a server that is up, or no longer running as
-        ``record`` shows)."""
+        ``record`` shows). ``known``: whose heartbeats this sweep read already."""
         held, version = await self.store.get_versioned(_follow(record.run_id))
         owner = held.get("owner") if isinstance(held, dict) else None
-        if isinstance(owner, str) and owner != self.owner and await self.alive(owner):
+        if isinstance(owner, str) and owner != self.owner and await self.alive(owner, known):
             return None
         # Read after the key: a follower writes the record with the key's next version,
         # so a record it ended since is seen here, or the write below conflicts.

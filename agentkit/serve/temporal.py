@@ -8,9 +8,13 @@ the two (:mod:`agentkit.serve.temporal_live`).
 
 The API is the one the in-process engine serves. What differs is who holds what: the
 workflow's history is the run's durable state (a server that stops loses nothing, and
-the next one follows the runs the registry says are running), and the server writes
-the run registry's records from each result the workflow reports, since the workflow
-writes nothing of its own to the store. A run's events are the ones its results show
+another follows the runs it followed), and the server writes the run registry's
+records from each result the workflow reports, since the workflow writes nothing of its
+own to the store. One server follows each running run (:mod:`agentkit.serve.followers`):
+the one that started it or handed it a decision; every ``sweep`` seconds, each server
+takes over the running runs whose follower stopped (at once) or died (once its
+heartbeat is ``follow_lease`` old). A follower that Temporal refuses for a moment
+(UNAVAILABLE and the like) tries again, waiting 0.5 s doubling to 30 s. A run's events are the ones its results show
 (tool calls, tool results, interrupts, the final event); its trace is built from the
 workflow's history (one span per model or tool activity). Served
 :class:`~agentkit.agents.workflow.Workflow` objects run in the server's process, on an
@@ -287,7 +291,7 @@ class TemporalEngine:
     async def _adopt(self, *, recover: bool) -> int:
         """Follow each running run in the registry that nobody who is up follows; with
         ``recover`` (at startup), recover the runs of served Workflows too. How many."""
-        taken, cursor = 0, None
+        taken, cursor, known = 0, None, dict[str, bool]()
         while True:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
                                                             limit=500))
@@ -299,7 +303,7 @@ class TemporalEngine:
                         taken += 1
                 elif (served is not None and record.run_id not in self._watching
                       and record.run_id not in self._given_up):
-                    version = await self.followers.take_over(record)
+                    version = await self.followers.take_over(record, known)
                     if version is None or record.run_id in self._watching:
                         continue
                     self.runs.event_log(record.run_id, fresh=True)

@@ -36,6 +36,7 @@ from tests.serve.served import (
     create_app,
     refund_turns,
     served,
+    sse,
 )
 
 ANA = bearer("tok-ana")
@@ -119,8 +120,17 @@ async def test_a_server_that_is_up_follows_the_runs_of_one_that_stopped(
             assert decided.status_code == 202
             await until(lambda: _is(store, run_id, "complete"), "B writes the end")
             run = (await http_b.get(f"/v1/runs/{run_id}", headers=ANA)).json()
+            waited = await sse(http_b, f"/v1/runs/{run_id}/events")
+            ended = await sse(http_b, f"/v1/runs/{run_id}/events", last=waited[-1]["id"])
     assert (run["status"], run["output"]) == ("complete", "Refunded A.")
     assert shop.refunds == [("A", 10)]
+    # B's log holds the whole run: the workers' batches from the first, the interrupt
+    # and the suspended final from its results, then the rest after the decision.
+    assert [e["event"] for e in waited] == [
+        "tool_call", "step", "tool_result", "tool_call", "step", "interrupt", "final"]
+    assert waited[-1]["data"]["stop_reason"] == "suspended"
+    assert [e["event"] for e in ended][-1] == "final"
+    assert ended[-1]["data"]["output"] == "Refunded A."
 
 
 async def test_the_runs_of_a_server_that_died_are_taken_over_once_its_lease_ran_out(
