@@ -14,11 +14,11 @@ own to the store. One server follows each running run (:mod:`agentkit.serve.foll
 the one that started it or handed it a decision; every ``sweep`` seconds, each server
 takes over the running runs whose follower stopped (at once) or died (once its
 heartbeat is ``follow_lease`` old). A follower that Temporal refuses for a moment
-(UNAVAILABLE and the like) tries again, waiting 0.5 s doubling to 30 s. A run's events are the ones its results show
-(tool calls, tool results, interrupts, the final event); its trace is built from the
-workflow's history (one span per model or tool activity). Served
-:class:`~agentkit.agents.workflow.Workflow` objects run in the server's process, on an
-:class:`~agentkit.serve.inprocess.InProcessEngine` of the engine's own.
+(UNAVAILABLE and the like) tries again, waiting 0.5 s doubling to 30 s. A run's events
+are the ones its results show (tool calls, tool results, interrupts, the final event);
+its trace is built from the workflow's history (one span per model or tool activity).
+Served :class:`~agentkit.agents.workflow.Workflow` objects run in the server's process,
+on an :class:`~agentkit.serve.inprocess.InProcessEngine` of the engine's own.
 
 Decisions are checked by the shared decision module, in the workflow's update
 validator; two deciders at once are kept to one winner by a claim in the store, keyed
