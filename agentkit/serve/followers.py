@@ -16,6 +16,10 @@ The follower writes the run's record together with a new version of the follow k
 (one write, on a store with ``set_versioned_with_run``), only if the key is still at the
 version it took: a server taken for dead that wakes up never writes an older state over
 what the run's new follower (or a decider) wrote since, and stops following instead.
+
+A suspended run has no follower: it waits for a decision, and the server that hands it
+one follows it from there (taking its key). A follower that Temporal refuses for a
+moment (:func:`transient`) asks again, waiting 0.5 s doubling to 30 s (:func:`patiently`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from temporalio.client import RPCTimeoutOrCancelledError
@@ -83,18 +87,13 @@ class Followers:
         """Say this server is up (for a lease; the key itself goes after ten)."""
         await self.store.set(_alive(self.owner), {"at": time.time()}, ttl=10 * self.lease)
 
-    async def alive(self, owner: str, known: dict[str, bool] | None = None) -> bool:
-        """``owner`` has beaten within a lease (``known``: the answers of this sweep)."""
+    async def alive(self, owner: str) -> bool:
+        """``owner`` has beaten within a lease."""
         if owner == self.owner:
             return True
-        if known is not None and owner in known:
-            return known[owner]
         beat = await self.store.get(_alive(owner))
         at = beat.get("at") if isinstance(beat, dict) else None
-        up = isinstance(at, int | float) and time.time() - at < self.lease
-        if known is not None:
-            known[owner] = up
-        return up
+        return isinstance(at, int | float) and time.time() - at < self.lease
 
     def start(self, sweep: Callable[[], Awaitable[int]]) -> None:
         """Beat every third of a lease, and call ``sweep`` every ``sweep`` seconds,
@@ -119,13 +118,16 @@ class Followers:
                 _log.warning("the server could not %s: %s", what, error)
 
     async def stop(self) -> None:
-        """Stop beating and sweeping, and remove the heartbeat: the runs this server
-        followed are taken over at the next sweep of another."""
+        """Stop beating and sweeping (so no sweep takes a run any more)."""
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
-        with contextlib.suppress(Exception):
+
+    async def leave(self) -> None:
+        """Remove the heartbeat, once the server stopped following its runs: they are
+        taken over at the next sweep of another server, not a lease later."""
+        with contextlib.suppress(Exception):  # then they are, a lease later
             await self.store.delete(_alive(self.owner))
 
     # -- follow keys -----------------------------------------------------------------
@@ -140,29 +142,38 @@ class Followers:
                                                       expected_version=version)
         raise RuntimeError(f"run {run_id!r}: its follow key kept changing")
 
-    async def take_over(self, record: RunRecord, known: dict[str, bool] | None = None
-                        ) -> int | None:
-        """Follow the running run ``record`` shows if nobody who is up does: the key's
-        new version, or None (followed by a server that is up, or no longer running as
-        ``record`` shows). ``known``: whose heartbeats this sweep read already."""
-        held, version = await self.store.get_versioned(_follow(record.run_id))
-        owner = held.get("owner") if isinstance(held, dict) else None
-        if isinstance(owner, str) and owner != self.owner and await self.alive(owner, known):
-            return None
+    async def orphans(self, records: Sequence[RunRecord]) -> list[tuple[RunRecord, int]]:
+        """Of the running ``records``, those that no server that is up follows, each
+        with the version of its follow key (for :meth:`take_over`): one read of the
+        keys, and one of each follower's heartbeat."""
+        held = await self.store.get_versioned_many([_follow(r.run_id) for r in records])
+        known: dict[str, bool] = {self.owner: True}
+        found = []
+        for record, (value, version) in zip(records, held, strict=True):
+            owner = value.get("owner") if isinstance(value, dict) else None
+            if isinstance(owner, str) and owner != self.owner:
+                if owner not in known:
+                    known[owner] = await self.alive(owner)
+                if known[owner]:
+                    continue
+                _log.info("run %r: its follower %r is gone", record.run_id, owner)
+            found.append((record, version))
+        return found
+
+    async def take_over(self, record: RunRecord, version: int) -> int | None:
+        """Follow the run ``record`` shows, if its follow key is still at ``version``
+        and its record still the one ``record`` shows: the key's new version, or None
+        (another server took it, or it suspended or ended meanwhile)."""
         # Read after the key: a follower writes the record with the key's next version,
         # so a record it ended since is seen here, or the write below conflicts.
         now = await self.store.get_run(record.run_id)
         if now is None or now.status != "running" or now.updated != record.updated:
             return None
         try:
-            taken = await self.store.set_versioned(_follow(record.run_id), self._mark(),
-                                                   expected_version=version)
+            return await self.store.set_versioned(_follow(record.run_id), self._mark(),
+                                                  expected_version=version)
         except VersionConflict:
             return None
-        if isinstance(owner, str) and owner != self.owner:
-            _log.warning("run %r: following it, as its follower %r is gone",
-                         record.run_id, owner)
-        return taken
 
     async def write(self, version: int, record: RunRecord) -> int | None:
         """Write ``record`` if this server still follows its run at ``version``: the
@@ -191,11 +202,10 @@ def transient(error: BaseException) -> bool:
     return isinstance(error, RPCTimeoutOrCancelledError | ConnectionError | TimeoutError)
 
 
-async def patiently(run_id: str, first: Callable[[], Awaitable[T]],
-                    again: Callable[[], Awaitable[T]]) -> T:
-    """``first()``; past a :func:`transient` error, ``again()`` after a wait (0.5 s,
-    doubling to 30 s), for as long as it takes. Any other error is raised."""
-    step, wait = first, _FIRST_WAIT
+async def patiently(run_id: str, step: Callable[[], Awaitable[T]]) -> T:
+    """``step()``, again after a wait (0.5 s, doubling to 30 s) past each
+    :func:`transient` error, for as long as it takes. Any other error is raised."""
+    wait = _FIRST_WAIT
     while True:
         try:
             return await step()
@@ -206,7 +216,7 @@ async def patiently(run_id: str, first: Callable[[], Awaitable[T]],
             (_log.warning if wait == _FIRST_WAIT else _log.debug)(
                 "run %r: following it again in %.1f s: %s", run_id, wait, error)
         await asyncio.sleep(wait)
-        step, wait = again, min(2 * wait, _LONGEST_WAIT)
+        wait = min(2 * wait, _LONGEST_WAIT)
 
 
 def _alive(owner: str) -> str:

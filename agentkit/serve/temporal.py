@@ -89,11 +89,9 @@ class TemporalEngine:
     host the served agents and share the server's store (the context's): sessions,
     large payloads and the registry live there. ``claim_lease`` is how many seconds a
     decision's claim is its server's alone (:mod:`agentkit.serve.claims`).
-
-    Each running run is followed by one server (:mod:`agentkit.serve.followers`):
-    ``follow_lease`` is how many seconds a server that stopped beating still holds the
-    runs it follows, and every ``sweep`` seconds a server takes over the running runs
-    whose follower has not beaten for that long (or that none follows).
+    ``follow_lease``: seconds a server that stopped beating holds the runs it follows;
+    ``sweep``: seconds between its looks for runs that nobody follows (see
+    :mod:`agentkit.serve.followers`).
     """
 
     name = "temporal"
@@ -212,8 +210,8 @@ class TemporalEngine:
 
         async def follow() -> None:
             try:
-                # Past a transient error, the result the run is at then is waited for.
-                result = await patiently(run_id, next_result, _outcome(self.agents, run_id))
+                # Asked again past a transient error: each call waits anew.
+                result = await patiently(run_id, next_result)
             except asyncio.CancelledError:
                 live.stop()
                 raise  # the server stops; another follows the run
@@ -291,10 +289,11 @@ class TemporalEngine:
     async def _adopt(self, *, recover: bool) -> int:
         """Follow each running run in the registry that nobody who is up follows; with
         ``recover`` (at startup), recover the runs of served Workflows too. How many."""
-        taken, cursor, known = 0, None, dict[str, bool]()
+        taken, cursor = 0, None
         while True:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
                                                             limit=500))
+            runs = []
             for record in page.records:
                 served = self.runs.agents.get(record.agent)
                 if isinstance(served, Workflow):
@@ -303,12 +302,14 @@ class TemporalEngine:
                         taken += 1
                 elif (served is not None and record.run_id not in self._watching
                       and record.run_id not in self._given_up):
-                    version = await self.followers.take_over(record, known)
-                    if version is None or record.run_id in self._watching:
-                        continue
-                    self.runs.event_log(record.run_id, fresh=True)
-                    self._follow(record, _outcome(self.agents, record.run_id), version)
-                    taken += 1
+                    runs.append(record)
+            for record, held in await self.followers.orphans(runs):
+                version = await self.followers.take_over(record, held)
+                if version is None or record.run_id in self._watching:
+                    continue
+                self.runs.event_log(record.run_id, fresh=True)
+                self._follow(record, _outcome(self.agents, record.run_id), version)
+                taken += 1
             cursor = page.next_cursor
             if cursor is None:
                 return taken
@@ -451,6 +452,8 @@ class TemporalEngine:
 
     async def close(self) -> None:
         await self._local.close()
+        if self._followers is not None:
+            await self._followers.stop()  # first: no sweep follows a run from now on
         tasks = list(self._watching.values())
         for task in tasks:
             task.cancel()
@@ -458,7 +461,7 @@ class TemporalEngine:
             live.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self._followers is not None:
-            await self._followers.stop()  # its runs are the next sweep's of another
+            await self._followers.leave()  # its runs are the next sweep's of another
 
 
 def _outcome(agents: TemporalAgents, run_id: str) -> Callable[[], Awaitable[AgentResult]]:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx2
+import pytest
 from temporalio.client import (
     Client,
     FetchWorkflowHistoryEventsInput,
@@ -283,3 +284,11 @@ async def _is(store: InMemoryStore, run_id: str, status: str) -> bool:
 
 async def _given_up(engine: TemporalEngine, run_id: str) -> bool:
     return run_id in engine._given_up and run_id not in engine._watching
+
+
+@pytest.mark.parametrize(("option", "value"), [("follow_lease", 0), ("sweep", -1.0),
+                                               ("sweep", "15"), ("follow_lease", True)])
+def test_lease_and_sweep_are_seconds_above_zero(option: str, value: Any) -> None:
+    with pytest.raises(ValueError, match=rf"TemporalEngine\({option}=...\) is a number of "
+                       rf"seconds above 0, got {value!r}"):
+        TemporalEngine("localhost:7233", task_queue="agents", **{option: value})
