@@ -197,6 +197,44 @@ async def test_two_servers_up_follow_each_run_once(temporal_address: str) -> Non
             assert engine_a._watching == engine_b._watching == {}
 
 
+async def test_a_follower_whose_run_was_taken_over_writes_nothing(
+    temporal_address: str,
+) -> None:
+    """A server taken for dead while it followed a run (a stall past its lease) finds
+    on waking that another server follows the run now: it writes neither the record nor
+    the events of the result it got, and leaves the run to the other. (The other is
+    stood for by its heartbeat and the follow key; when that heartbeat is a lease old,
+    this server's sweep takes the run back and ends its record.)"""
+    shop = Shop()
+    store = InMemoryStore()
+    run_id = f"t-{uuid.uuid4().hex[:12]}"
+    look = [Turn(tool_calls=(ToolCall("c1", "slow_lookup", {"order_id": "A"}),)),
+            Turn(content="It shipped.")]
+    context = context_for(ByTask({"look": look}), store)
+    key = f"agentkit:serve:follow:{run_id}"
+    async with cluster(shop, context, temporal_address) as server:
+        app, engine = server(**FAST)
+        async with served(app) as url, httpx2.AsyncClient(base_url=url) as http:
+            started = await http.post("/v1/agents/support/runs", json={
+                "input": "look", "run_id": run_id}, headers=ANA)
+            assert started.status_code == 202
+            assert run_id in engine._watching
+            elsewhere = asyncio.create_task(_beating(store, "elsewhere"))
+            await store.set("agentkit:serve:alive:elsewhere", {"at": time.time()})
+            _, version = await store.get_versioned(key)
+            await store.set_versioned(key, {"owner": "elsewhere"}, expected_version=version)
+            shop.release.set()
+            await until(lambda: _not_watched(engine, run_id), "the follower stops")
+            assert await _status(store, run_id) == "running"
+            assert (await store.get_versioned(key))[0] == {"owner": "elsewhere"}
+            elsewhere.cancel()  # the other server dies
+            await until(lambda: _is(store, run_id, "complete"), "taken back, and ended")
+            run = (await http.get(f"/v1/runs/{run_id}", headers=ANA)).json()
+            events = await sse(http, f"/v1/runs/{run_id}/events")
+    assert run["output"] == "It shipped."
+    assert [e["event"] for e in events].count("final") == 1
+
+
 class FlakyHistory(Interceptor):
     """Temporal's own client interceptor: the first ``failures`` reads of a workflow's
     history (what waiting for a run's result does) fail as a frontend that is briefly
@@ -294,3 +332,14 @@ def test_lease_and_sweep_are_seconds_above_zero(option: str, value: Any) -> None
     with pytest.raises(ValueError, match=rf"TemporalEngine\({option}=...\) is a number of "
                        rf"seconds above 0, got {value!r}"):
         TemporalEngine("localhost:7233", task_queue="agents", **{option: value})
+
+
+async def _not_watched(engine: TemporalEngine, run_id: str) -> bool:
+    return run_id not in engine._watching
+
+
+async def _beating(store: InMemoryStore, owner: str) -> None:
+    """The heartbeat of a server that is up, as ``owner``, until cancelled."""
+    while True:
+        await store.set(f"agentkit:serve:alive:{owner}", {"at": time.time()})
+        await asyncio.sleep(0.1)
