@@ -9,6 +9,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -33,8 +34,10 @@ from tests.serve.served import (
     ByTask,
     Shop,
     bearer,
+    close_store,
     context_for,
     create_app,
+    open_store,
     refund_turns,
     served,
     sse,
@@ -83,7 +86,7 @@ async def cluster(shop: Shop, context: Any, address: str, **connect: Any
             shop.release.set()  # nothing left waiting in the worker
 
 
-async def _status(store: InMemoryStore, run_id: str) -> str | None:
+async def _status(store: Any, run_id: str) -> str | None:
     record = await store.get_run(run_id)
     return None if record is None else record.status
 
@@ -93,17 +96,20 @@ async def _inbox(http: httpx2.AsyncClient) -> list[str]:
     return [a["run_id"] for a in answer.json()["approvals"]]
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
 async def test_a_server_that_is_up_follows_the_runs_of_one_that_stopped(
-    temporal_address: str,
+    kind: str, temporal_address: str, request: pytest.FixtureRequest, tmp_path: Path,
 ) -> None:
     """A starts a run and stops while it runs; B, up all along, takes it over: the run
     suspends with no A, B writes the suspended record (its inbox lists the run), takes
     the decision and writes the complete record."""
     shop = Shop()
-    store = InMemoryStore()
+    store = await open_store(kind, request, tmp_path)
     run_id = f"t-{uuid.uuid4().hex[:12]}"
     context = context_for(ByTask({"look": look_then_refund()}), store)
-    async with cluster(shop, context, temporal_address) as server:
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_callback(close_store, store)
+        server = await stack.enter_async_context(cluster(shop, context, temporal_address))
         app_b, engine_b = server(**FAST)
         async with served(app_b) as url_b, httpx2.AsyncClient(base_url=url_b) as http_b:
             app_a, engine_a = server(**FAST)
@@ -318,7 +324,7 @@ async def _has(http: httpx2.AsyncClient, run_id: str) -> bool:
     return run_id in await _inbox(http)
 
 
-async def _is(store: InMemoryStore, run_id: str, status: str) -> bool:
+async def _is(store: Any, run_id: str, status: str) -> bool:
     return await _status(store, run_id) == status
 
 
