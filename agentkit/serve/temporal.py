@@ -8,13 +8,17 @@ the two (:mod:`agentkit.serve.temporal_live`).
 
 The API is the one the in-process engine serves. What differs is who holds what: the
 workflow's history is the run's durable state (a server that stops loses nothing, and
-the next one follows the runs the registry says are running), and the server writes
-the run registry's records from each result the workflow reports, since the workflow
-writes nothing of its own to the store. A run's events are the ones its results show
-(tool calls, tool results, interrupts, the final event); its trace is built from the
-workflow's history (one span per model or tool activity). Served
-:class:`~agentkit.agents.workflow.Workflow` objects run in the server's process, on an
-:class:`~agentkit.serve.inprocess.InProcessEngine` of the engine's own.
+another follows the runs it followed), and the server writes the run registry's
+records from each result the workflow reports, since the workflow writes nothing of its
+own to the store. One server follows each running run (:mod:`agentkit.serve.followers`):
+the one that started it or handed it a decision; every ``sweep`` seconds, each server
+takes over the running runs whose follower stopped (at once) or died (once its
+heartbeat is ``follow_lease`` old). A follower that Temporal refuses for a moment
+(UNAVAILABLE and the like) tries again, waiting 0.5 s doubling to 30 s. A run's events
+are the ones its results show (tool calls, tool results, interrupts, the final event);
+its trace is built from the workflow's history (one span per model or tool activity).
+Served :class:`~agentkit.agents.workflow.Workflow` objects run in the server's process,
+on an :class:`~agentkit.serve.inprocess.InProcessEngine` of the engine's own.
 
 Decisions are checked by the shared decision module, in the workflow's update
 validator; two deciders at once are kept to one winner by a claim in the store, keyed
@@ -65,6 +69,7 @@ from agentkit.core.contracts.runs import RunQuery, RunRecord
 from agentkit.integrations.temporal import RunOptions, TemporalAgents
 from agentkit.serve.claims import CLAIM_LEASE, DecisionClaims
 from agentkit.serve.engine import Host, ServeError, StartRequest
+from agentkit.serve.followers import FOLLOW_LEASE, FOLLOW_SWEEP, Followers, patiently, seconds
 from agentkit.serve.inprocess import InProcessEngine
 from agentkit.serve.temporal_live import LiveEvents
 from agentkit.serve.workflows import recover_workflow
@@ -84,12 +89,16 @@ class TemporalEngine:
     host the served agents and share the server's store (the context's): sessions,
     large payloads and the registry live there. ``claim_lease`` is how many seconds a
     decision's claim is its server's alone (:mod:`agentkit.serve.claims`).
+    ``follow_lease``: seconds a server that stopped beating holds the runs it follows;
+    ``sweep``: seconds between its looks for runs that nobody follows (see
+    :mod:`agentkit.serve.followers`).
     """
 
     name = "temporal"
 
     def __init__(self, client: Client | str, *, task_queue: str, namespace: str = "default",
-                 options: RunOptions | None = None, claim_lease: float = CLAIM_LEASE) -> None:
+                 options: RunOptions | None = None, claim_lease: float = CLAIM_LEASE,
+                 follow_lease: float = FOLLOW_LEASE, sweep: float = FOLLOW_SWEEP) -> None:
         if not task_queue or not isinstance(task_queue, str):
             raise ValueError(f"TemporalEngine(task_queue=...) must be a non-empty string, "
                              f"got {task_queue!r}")
@@ -109,6 +118,11 @@ class TemporalEngine:
         self._seen: dict[str, int] = {}
         self._lease = claim_lease
         self._claims: DecisionClaims | None = None
+        self._follow_lease = seconds("follow_lease", follow_lease)
+        self._sweep_every = seconds("sweep", sweep)
+        self._followers: Followers | None = None
+        self._given_up: set[str] = set()
+        """Runs this server found cannot be followed: not taken again by its sweeps."""
         self._local = InProcessEngine()
         """Where served Workflows run: in this process, as on the in-process engine."""
 
@@ -118,6 +132,13 @@ class TemporalEngine:
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._claims = DecisionClaims(runs.store, owner=owner, lease=self._lease,
                                       still_waiting=self._still_waiting)
+        self._followers = Followers(runs.store, owner=owner, lease=self._follow_lease,
+                                    sweep=self._sweep_every)
+
+    @property
+    def followers(self) -> Followers:
+        assert self._followers is not None, "bind() first"
+        return self._followers
 
     @property
     def claims(self) -> DecisionClaims:
@@ -169,9 +190,10 @@ class TemporalEngine:
         events.append(FinalEvent(result))
         return events
 
-    def _follow(self, record: RunRecord, next_result: Callable[[], Awaitable[AgentResult]]
-                ) -> None:
-        """Write the run's record and events when it next suspends or ends."""
+    def _follow(self, record: RunRecord, next_result: Callable[[], Awaitable[AgentResult]],
+                version: int) -> None:
+        """Write the run's record and events when it next suspends or ends, as its
+        follower at ``version`` of its follow key (:mod:`agentkit.serve.followers`)."""
         run_id = record.run_id
         log = self.runs.event_log(run_id)
         # Followed from the first batch by a server that did not follow the run yet:
@@ -180,24 +202,34 @@ class TemporalEngine:
             run_id, LiveEvents(self.runs.store, run_id))
         live.follow(log)
 
+        def drop() -> None:
+            live.stop()
+            self._live.pop(run_id, None)
+            self._seen.pop(run_id, None)
+            self.runs.drop_log(run_id)
+
         async def follow() -> None:
             try:
-                result = await next_result()
+                # Asked again past a transient error: each call waits anew.
+                result = await patiently(run_id, next_result)
             except asyncio.CancelledError:
                 live.stop()
-                raise  # the server stops; the next one follows the run again
+                raise  # the server stops; another follows the run
             except WorkflowFailureError as error:
                 await live.settle()
-                await self._failed(record, error.cause)
+                if not await self._failed(record, error.cause, version):
+                    drop()
                 return
             except Exception as error:
                 _log.warning("run %r: could not follow it: %s", run_id, error, exc_info=True)
-                live.stop()
-                self._live.pop(run_id, None)
-                self.runs.drop_log(run_id)
+                self._given_up.add(run_id)
+                drop()
                 return
             await live.settle()  # what happened before the result, first
-            await self._put(self._record(record, result))
+            if await self.followers.write(version, self._record(record, result)) is None:
+                _log.info("run %r: another server follows it now", run_id)
+                drop()
+                return
             for event in self._events(result):
                 live.add(log, event)
             if result.stop_reason != "suspended":
@@ -208,21 +240,28 @@ class TemporalEngine:
         self._watching[run_id] = task
         task.add_done_callback(lambda _: self._forget(run_id, task))
 
-    async def _failed(self, record: RunRecord, cause: BaseException | None) -> None:
-        """Record the end of a run whose workflow was cancelled or failed."""
-        self._live.pop(record.run_id, None)
+    async def _failed(self, record: RunRecord, cause: BaseException | None,
+                      version: int | None = None) -> bool:
+        """Record the end of a run whose workflow was cancelled or failed (as its
+        follower at ``version``, if given: False when another follows it now)."""
         cancelled = isinstance(cause, CancelledError)
         status = "cancelled" if cancelled else "error"
         # The workflow fails with an ApplicationError whose message names the error.
         why = None if cancelled else (
             cause.message if isinstance(cause, ApplicationError) else f"{cause}")
-        await self._put(RunRecord(
+        ended = RunRecord(
             run_id=record.run_id, agent=record.agent, status=status, scope=record.scope,
             created=record.created, updated=_now(), session=record.session,
-            stop_reason=status, usage=record.usage, cost_usd=record.cost_usd, error=why))
+            stop_reason=status, usage=record.usage, cost_usd=record.cost_usd, error=why)
+        if version is None:
+            await self._put(ended)
+        elif await self.followers.write(version, ended) is None:
+            return False
+        self._live.pop(record.run_id, None)
         self.runs.event_log(record.run_id).add_data(
             {"kind": "final", "stop_reason": status, "output": None,
              **({"error": why} if why else {})})
+        return True
 
     def _forget(self, run_id: str, task: asyncio.Task[None]) -> None:
         if self._watching.get(run_id) is task:
@@ -231,8 +270,9 @@ class TemporalEngine:
     # -- the engine ----------------------------------------------------------------------
 
     async def startup(self) -> int:
-        """Connect, and follow the runs the registry says are running (their workflows
-        went on while no server was up)."""
+        """Connect, and follow the runs the registry says are running that no server
+        that is up follows (their workflows went on meanwhile); from then on, beat and
+        look for such runs every ``sweep`` seconds."""
         if self._agents is None:
             if self.client is None:
                 assert self.address is not None
@@ -241,19 +281,35 @@ class TemporalEngine:
             options = dataclasses.replace(self.options or RunOptions(), live_events=True)
             self._agents = TemporalAgents(self.client, task_queue=self.task_queue,
                                           options=options, store=self.runs.store)
+        await self.followers.beat()  # before it takes any run: it is up
+        taken = await self._adopt(recover=True)
+        self.followers.start(lambda: self._adopt(recover=False))
+        return taken
+
+    async def _adopt(self, *, recover: bool) -> int:
+        """Follow each running run in the registry that nobody who is up follows; with
+        ``recover`` (at startup), recover the runs of served Workflows too. How many."""
         taken, cursor = 0, None
         while True:
             page = await self.runs.store.list_runs(RunQuery(status="running", cursor=cursor,
                                                             limit=500))
+            runs = []
             for record in page.records:
                 served = self.runs.agents.get(record.agent)
                 if isinstance(served, Workflow):
-                    recover_workflow(self._local, served, record)
-                    taken += 1
-                elif served is not None and record.run_id not in self._watching:
-                    self.runs.event_log(record.run_id, fresh=True)
-                    self._follow(record, _outcome(self.agents, record.run_id))
-                    taken += 1
+                    if recover:
+                        recover_workflow(self._local, served, record)
+                        taken += 1
+                elif (served is not None and record.run_id not in self._watching
+                      and record.run_id not in self._given_up):
+                    runs.append(record)
+            for record, held in await self.followers.orphans(runs):
+                version = await self.followers.take_over(record, held)
+                if version is None or record.run_id in self._watching:
+                    continue
+                self.runs.event_log(record.run_id, fresh=True)
+                self._follow(record, _outcome(self.agents, record.run_id), version)
+                taken += 1
             cursor = page.next_cursor
             if cursor is None:
                 return taken
@@ -278,11 +334,13 @@ class TemporalEngine:
                              "Temporal workflow this server did not start; choose another "
                              "run_id, or leave it out") from None
         # Registered once the workflow is the server's: a run id taken by a workflow
-        # started elsewhere must not get a record.
+        # started elsewhere must not get a record. Followed before it is registered,
+        # so no sweep takes it for a run nobody follows.
+        version = await self.followers.take(run_id)
         await self._put(record)
         self.runs.event_log(run_id, fresh=True)
         self._seen[run_id] = 0
-        self._follow(record, _outcome(self.agents, run_id))
+        self._follow(record, _outcome(self.agents, run_id), version)
 
     async def _still_waiting(self, run_id: str, at: int | None) -> bool:
         """The run's workflow waits for a decision, at suspension ``at`` if given."""
@@ -312,6 +370,7 @@ class TemporalEngine:
         # just after leaves a running record, which the next server follows (to this
         # suspension again if the decision never arrived), not a suspended one that
         # nobody follows while its workflow goes on.
+        version = await self.followers.take(run_id)
         await self._put(running)
         try:
             next_result = await self.agents.hand(run_id, decisions, at=at)
@@ -320,9 +379,9 @@ class TemporalEngine:
             await self.claims.release(record, claim)
             raise
         except Exception:
-            self._follow(running, _outcome(self.agents, run_id))  # it may have arrived
+            self._follow(running, _outcome(self.agents, run_id), version)  # it may have arrived
             raise
-        self._follow(running, next_result)
+        self._follow(running, next_result, version)
 
     async def cancel(self, agent: Any, record: RunRecord, reason: str) -> str:
         if isinstance(agent, Workflow):
@@ -393,12 +452,16 @@ class TemporalEngine:
 
     async def close(self) -> None:
         await self._local.close()
+        if self._followers is not None:
+            await self._followers.stop()  # first: no sweep follows a run from now on
         tasks = list(self._watching.values())
         for task in tasks:
             task.cancel()
         for live in self._live.values():
             live.stop()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._followers is not None:
+            await self._followers.leave()  # its runs are the next sweep's of another
 
 
 def _outcome(agents: TemporalAgents, run_id: str) -> Callable[[], Awaitable[AgentResult]]:
