@@ -1,5 +1,11 @@
-"""Values that cross the Temporal boundary, as agentkit's store JSON (explicit str
-payloads), so frozen types round-trip exactly as they do through a checkpoint."""
+"""Values that cross the Temporal boundary, as agentkit's store JSON, so frozen types
+round-trip exactly as they do through a checkpoint.
+
+Activity inputs and results cross as that JSON's bytes (:func:`pack_bytes`), which
+Temporal's default converter stores as they are (``binary/plain``); the workflow's
+start, result, updates, queries and memo cross as the JSON text (:func:`pack`), which
+it stores JSON-encoded again (``json/plain``). :func:`unpack` reads either, so histories
+recorded when activity payloads were text replay unchanged."""
 
 from __future__ import annotations
 
@@ -32,6 +38,8 @@ __all__ = [
     "outcome_fields",
     "outcome_from",
     "pack",
+    "pack_bytes",
+    "pack_bytes_within",
     "pack_within",
     "result_from",
     "result_of",
@@ -122,7 +130,7 @@ class PayloadTooLarge(RunError, ValueError):
 
 
 def pack(value: Any) -> str:
-    """``value`` as a payload string."""
+    """``value`` as a payload string (the workflow's start and result, updates)."""
     return dumps(value)
 
 
@@ -135,9 +143,22 @@ def pack_within(value: Any, limit: int, run_id: str, what: str) -> str:
     return text
 
 
-def unpack(text: str, what: str) -> Any:
-    """A payload string back to its value; ``what`` names it in a decoding error."""
-    return loads(text, key=f"temporal:{what}")
+def pack_bytes(value: Any) -> bytes:
+    """``value`` as an activity's input or result: the store format's bytes (ASCII
+    JSON), which Temporal keeps as they are rather than escaping them in a JSON string."""
+    return dumps(value).encode("ascii")
+
+
+def pack_bytes_within(value: Any, limit: int, run_id: str, what: str) -> bytes:
+    """:func:`pack_bytes` of at most ``limit`` bytes, else :class:`PayloadTooLarge`."""
+    return pack_within(value, limit, run_id, what).encode("ascii")
+
+
+def unpack(data: str | bytes, what: str) -> Any:
+    """A payload back to its value, whether it crossed as text (the workflow's start,
+    and every activity payload of histories recorded before they crossed as bytes) or
+    as bytes; ``what`` names it in a decoding error."""
+    return loads(data, key=f"temporal:{what}")
 
 
 def error_fields(error: BaseException) -> dict[str, str]:

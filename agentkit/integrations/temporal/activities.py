@@ -30,8 +30,8 @@ from agentkit.integrations.temporal._values import (
     error_fields,
     job_from,
     outcome_fields,
-    pack,
-    pack_within,
+    pack_bytes,
+    pack_bytes_within,
     unpack,
 )
 from agentkit.integrations.temporal.history import SUMMARIES_ACTIVITY, SUMMARY_KEYS
@@ -184,7 +184,9 @@ def _too_large(tool: str, size: int, limit: int) -> str:
 
 
 class AgentActivities:
-    """The model and tool activities for the agents a worker hosts."""
+    """The model and tool activities for the agents a worker hosts. Each takes its input
+    as the store format's bytes, or as its text when a workflow task of an earlier
+    version scheduled it (``json/plain``), and answers in bytes (``binary/plain``)."""
 
     def __init__(self, agents: Mapping[str, Agent], context: Callable[[], RunContext]) -> None:
         self.agents = dict(agents)
@@ -206,7 +208,7 @@ class AgentActivities:
         return agent
 
     @activity.defn(name=MODEL_ACTIVITY)
-    async def model_call(self, payload: str) -> str:
+    async def model_call(self, payload: str | bytes) -> bytes:
         job = unpack(payload, "model call")
         self._agent(job["agent"])
         live = self._publisher(job)
@@ -224,7 +226,7 @@ class AgentActivities:
                                         _published_call(ctx, request, job, live))
         except RunError as exc:
             answer = answer_fields({"stop": error_fields(exc)}, _spent_since(ctx.budget, spent))
-            return pack(await _with_live(answer, live))
+            return pack_bytes(await _with_live(answer, live))
         except ProviderError as exc:
             if exc.kind != "context_length":
                 raise  # retried by Temporal, or final, as any failed attempt
@@ -232,18 +234,19 @@ class AgentActivities:
             refused = {"message": str(exc), "provider": exc.provider, "status": exc.status,
                        "request_id": exc.request_id}
             answer = answer_fields({"refused": refused}, _spent_since(ctx.budget, spent))
-            return pack(await _with_live(answer, live))
+            return pack_bytes(await _with_live(answer, live))
         finally:
             if live is not None:
                 await live.close()  # a failed attempt's deltas too, before its retry's
         used = _spent_since(ctx.budget, spent)
         try:
-            return pack_within(await _with_live(answer_fields({"result": result}, used), live),
-                               limit, ctx.correlation_id,
-                               f"the answer of a call to model {request.model!r}")
+            answer = await _with_live(answer_fields({"result": result}, used), live)
+            return pack_bytes_within(answer, limit, ctx.correlation_id,
+                                     f"the answer of a call to model {request.model!r}")
         except PayloadTooLarge as exc:
             # Final, not transient: the same answer would be refused on every attempt.
-            return pack(await _with_live(answer_fields({"stop": error_fields(exc)}, used), live))
+            stop = answer_fields({"stop": error_fields(exc)}, used)
+            return pack_bytes(await _with_live(stop, live))
 
     def _publisher(self, job: Mapping[str, Any]) -> LivePublisher | None:
         """The attempt's publisher of live events, when the run asked for them."""
@@ -255,7 +258,7 @@ class AgentActivities:
                              f"{info.workflow_run_id}:{info.activity_id}", info.attempt)
 
     @activity.defn(name=TOOL_ACTIVITY)
-    async def tool_call(self, payload: str) -> str:
+    async def tool_call(self, payload: str | bytes) -> bytes:
         """One tool call of a run: its outcome, waiting for a person included (a
         question mid-call, a sub-run that suspended, its checkpoint in this worker's
         store, which a later job with ``wake`` continues)."""
@@ -274,7 +277,7 @@ class AgentActivities:
         )
         spent = _spent_since(ctx.budget, job.spent)
         if isinstance(outcome, Stopped):
-            return pack(answer_fields({"stop": error_fields(outcome.error)}, spent))
+            return pack_bytes(answer_fields({"stop": error_fields(outcome.error)}, spent))
         if isinstance(outcome, Answered) and outcome.attachments:
             # By reference, as the task's media: stored once, where every later model
             # call's input would otherwise carry the bytes again.
@@ -283,12 +286,12 @@ class AgentActivities:
             outcome = replace(outcome, attachments=held.attachments)
         limit = call_context(given, workflow_id)[4]
         live = self._publisher(given)
-        text = pack(answer_fields({**outcome_fields(outcome), **checked}, spent))
+        text = pack_bytes(answer_fields({**outcome_fields(outcome), **checked}, spent))
         if len(text) > limit:
             # The call ran: say so, so it is neither retried nor reported as unknown.
             outcome = Answered(_too_large(job.call.name, len(text), limit), True)
             checked = {}
-            text = pack(answer_fields(outcome_fields(outcome), spent))
+            text = pack_bytes(answer_fields(outcome_fields(outcome), spent))
         if live is None or not isinstance(outcome, Answered) or "broken" in checked:
             return text
         if "trip" in checked:
@@ -296,11 +299,11 @@ class AgentActivities:
         else:
             live.add(ToolResultEvent(job.call.id, job.call.name, outcome.content,
                                      outcome.is_error))
-        return pack(await _with_live(answer_fields({**outcome_fields(outcome), **checked},
+        return pack_bytes(await _with_live(answer_fields({**outcome_fields(outcome), **checked},
                                                    spent), live))
 
     @activity.defn(name=GUARDRAIL_ACTIVITY)
-    async def guardrail_check(self, payload: str) -> str:
+    async def guardrail_check(self, payload: str | bytes) -> bytes:
         """The guardrails of one place of a run on one value: the rewrite or the trip,
         which is recorded in the worker's audit log and span, and published live."""
         job = unpack(payload, "guardrail check")
@@ -324,11 +327,11 @@ class AgentActivities:
                     live.add(GuardrailEvent(trip))
             elif value is not check.value:
                 answer["value"] = value
-        return pack(await _with_live(answer_fields(answer, _spent_since(ctx.budget, spent)),
+        return pack_bytes(await _with_live(answer_fields(answer, _spent_since(ctx.budget, spent)),
                                      live))
 
     @activity.defn(name=RECALL_ACTIVITY)
-    async def recall(self, payload: str) -> str:
+    async def recall(self, payload: str | bytes) -> bytes:
         """A run's recall from its agent's memory, on the worker: the system-prompt
         addition for its task."""
         job = unpack(payload, "recall")
@@ -340,10 +343,10 @@ class AgentActivities:
             answer["recalled"] = await _in_span(ctx, "recall", recall(agent, job["task"], ctx))
         except RunError as exc:
             answer["stop"] = error_fields(exc)
-        return pack(answer_fields(answer, _spent_since(ctx.budget, spent)))
+        return pack_bytes(answer_fields(answer, _spent_since(ctx.budget, spent)))
 
     @activity.defn(name=SUMMARIES_ACTIVITY)
-    async def session_summaries(self, payload: str) -> str:
+    async def session_summaries(self, payload: str | bytes) -> bytes:
         """Read the summaries a run's history policy asks for, or keep a new one (a
         compare-and-set), in the worker's store: session summary keys only."""
         job = unpack(payload, "session summaries")
@@ -353,23 +356,23 @@ class AgentActivities:
                                    type="NotSummaryKeys", non_retryable=True)
         store = self.base.store
         if "read" in job:
-            return pack({"values": [list(v) for v in await store.get_versioned_many(keys)]})
+            return pack_bytes({"values": [list(v) for v in await store.get_versioned_many(keys)]})
         try:
             version = await store.set_versioned(job["write"], job["value"],
                                                 expected_version=job["expected"])
         except VersionConflict as exc:
-            return pack({"conflict": exc.actual})
-        return pack({"version": version})
+            return pack_bytes({"conflict": exc.actual})
+        return pack_bytes({"version": version})
 
     @activity.defn(name=SESSION_LOAD_ACTIVITY)
-    async def session_load(self, payload: str) -> str:
+    async def session_load(self, payload: str | bytes) -> bytes:
         """A run's one read of its session, in the worker's store."""
         job = unpack(payload, "session load")
         record, version = await load_session(self.base.store, job["scope"], job["session"])
-        return pack({"messages": record.messages, "version": version})
+        return pack_bytes({"messages": record.messages, "version": version})
 
     @activity.defn(name=SESSION_COMMIT_ACTIVITY)
-    async def session_commit(self, payload: str) -> str:
+    async def session_commit(self, payload: str | bytes) -> bytes:
         """Append a completed run's turn over the version it read (a retried append of
         the same turn is a no-op); ``busy`` when another turn got there first."""
         job = unpack(payload, "session commit")
@@ -379,8 +382,8 @@ class AgentActivities:
                 messages=job["messages"], turn=job["turn"], run_id=job["run_id"],
             )
         except SessionBusy as exc:
-            return pack({"busy": str(exc)})
-        return pack({"appended": True})
+            return pack_bytes({"busy": str(exc)})
+        return pack_bytes({"appended": True})
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""

@@ -30,7 +30,7 @@ from agentkit.integrations.temporal._values import (
     error_from,
     job_fields,
     outcome_from,
-    pack_within,
+    pack_bytes_within,
     unpack,
 )
 
@@ -83,17 +83,20 @@ def retry_policy(attempts: int) -> RetryPolicy:
     )
 
 
-def activity(name: str, payload: str, options: RunOptions, *, summary: str,
+def activity(name: str, payload: bytes, options: RunOptions, *, summary: str,
              closes: float | None = None, attempts: int | None = None,
-             heartbeat: bool = True) -> Awaitable[str]:
+             heartbeat: bool = True) -> Awaitable[str | bytes]:
     """Schedule the run's activity ``name`` with ``payload`` (workflow code): it closes
     after ``closes`` seconds (the options' model timeout by default), is tried
     ``attempts`` times (the options' ``max_attempts`` by default), and heartbeats
-    unless it is a short read or write of the store (``heartbeat=False``)."""
+    unless it is a short read or write of the store (``heartbeat=False``).
+
+    Its result is the store format's bytes (a ``binary/plain`` payload), or, in a
+    history recorded before activities answered in bytes, its text (``json/plain``):
+    no result type is given, so each decodes as it was stored, for :func:`unpack`."""
     return workflow.execute_activity(
         name,
         payload,
-        result_type=str,
         start_to_close_timeout=timedelta(
             seconds=options.model_timeout if closes is None else closes),
         heartbeat_timeout=(timedelta(seconds=options.heartbeat_timeout) if heartbeat
@@ -193,7 +196,7 @@ class TemporalEffects:
         fields["request"] = request
         if live:
             self._live_fields(fields, request)
-        payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id, what)
+        payload = pack_bytes_within(fields, options.max_payload_bytes, ctx.correlation_id, what)
         text = await activity(MODEL_ACTIVITY, payload, options,
                               summary=f"model {request.model}")
         answer = unpack(text, "model answer")
@@ -224,7 +227,7 @@ class TemporalEffects:
         fields = job_fields(self.agent.name, replace(job, spent=self.spent),
                             options.max_payload_bytes, self.ctx.correlation_id)
         self._live_fields(fields, None)
-        payload = pack_within(
+        payload = pack_bytes_within(
             fields, options.max_payload_bytes, job.run_id,
             f"the input of tool call {call.id!r} ({call.name!r})",
         )
@@ -265,7 +268,7 @@ class TemporalEffects:
         fields = self._run_fields()
         fields["check"] = check
         self._live_fields(fields, None)
-        payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
+        payload = pack_bytes_within(fields, options.max_payload_bytes, ctx.correlation_id,
                               f"the value the guardrails of the {check.where} check")
         text = await activity(GUARDRAIL_ACTIVITY, payload, options,
                               summary=f"guardrails {check.where}")
@@ -285,7 +288,7 @@ class TemporalEffects:
         options = self.options
         fields = self._run_fields()
         fields["task"] = task
-        payload = pack_within(fields, options.max_payload_bytes, ctx.correlation_id,
+        payload = pack_bytes_within(fields, options.max_payload_bytes, ctx.correlation_id,
                               "the task its memory is queried with")
         text = await activity(RECALL_ACTIVITY, payload, options, summary="recall")
         answer = unpack(text, "recall")

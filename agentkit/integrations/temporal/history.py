@@ -18,7 +18,7 @@ from agentkit.core.contracts.state_errors import VersionConflict
 from agentkit.core.contracts.types import ChatRequest, LLMResult, Message, Scope
 from agentkit.core.runtime.context import RunContext
 from agentkit.core.runtime.invoker import Invoker
-from agentkit.integrations.temporal._values import RunOptions, pack, unpack
+from agentkit.integrations.temporal._values import RunOptions, pack_bytes, unpack
 from agentkit.integrations.temporal.effects import activity
 from agentkit.state.stores.memory import InMemoryStore
 
@@ -60,7 +60,7 @@ class SummaryStore(InMemoryStore):
         self.options = options
 
     async def _remote(self, job: dict[str, Any]) -> Any:
-        text = await activity(SUMMARIES_ACTIVITY, pack(job), self.options,
+        text = await activity(SUMMARIES_ACTIVITY, pack_bytes(job), self.options,
                               summary="session summaries", heartbeat=False)
         return unpack(text, "session summaries")
 

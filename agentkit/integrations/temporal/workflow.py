@@ -33,6 +33,7 @@ from agentkit.integrations.temporal._values import (
     RunOptions,
     decision_fields,
     pack,
+    pack_bytes,
     result_to,
     unpack,
 )
@@ -275,7 +276,8 @@ class AgentWorkflow:
     async def _load_session(
         scope: Scope, session: str, options: RunOptions
     ) -> tuple[tuple[Message, ...], int]:
-        text = await activity(SESSION_LOAD_ACTIVITY, pack({"scope": scope, "session": session}),
+        text = await activity(SESSION_LOAD_ACTIVITY,
+                              pack_bytes({"scope": scope, "session": session}),
                               options, summary=f"session {session}", heartbeat=False)
         answer = unpack(text, "session")
         return tuple(answer["messages"]), int(answer["version"])
@@ -289,7 +291,7 @@ class AgentWorkflow:
         details) when another turn was appended meanwhile, else None."""
         text = await activity(
             SESSION_COMMIT_ACTIVITY,
-            pack({"scope": scope, "session": session, "version": run.session_version,
+            pack_bytes({"scope": scope, "session": session, "version": run.session_version,
                   "messages": run.messages[run.history_len:], "turn": run.key,
                   "run_id": run.run_id}),
             options, summary=f"session {session}", heartbeat=False,
