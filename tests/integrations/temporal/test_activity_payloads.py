@@ -10,7 +10,7 @@ import json
 import uuid
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from temporalio import workflow
 from temporalio.api.common.v1 import Payload
@@ -101,13 +101,24 @@ async def test_activity_payloads_are_the_store_formats_bytes_unescaped(
     assert started.input.payloads[0].metadata["encoding"] == b"json/plain"
 
 
-async def test_histories_with_text_activity_results_replay_unchanged() -> None:
-    """Recorded before activity payloads crossed as bytes: every activity result in
-    them is a JSON string, which today's workflow code reads."""
+def test_the_recorded_histories_hold_activity_payloads_as_text() -> None:
+    """Every history the replay tests replay was recorded when activity inputs and
+    results were JSON strings: those tests are the proof that today's workflow code
+    reads text results (model, tool, guardrail, recall, session and summary calls)."""
+    kinds: set[str] = set()
+    for recorded in sorted(HISTORIES.glob("*.json")):
+        history = WorkflowHistory.from_json(recorded.stem, recorded.read_text())
+        found = activity_payloads(history)
+        assert {p.metadata["encoding"] for _, _, p in found} == {b"json/plain"}, recorded
+        kinds.update(name for name, side, _ in found if side == "result")
+    assert kinds == {MODEL_ACTIVITY, "agentkit.tool_call", "agentkit.guardrail_check",
+                     "agentkit.recall", "agentkit.session_load", "agentkit.session_commit",
+                     "agentkit.session_summaries"}
+
+
+async def test_a_history_with_text_activity_results_replays() -> None:
     recorded = HISTORIES / "counter_before_blobs.json"
     history = WorkflowHistory.from_json("recorded-as-text", recorded.read_text())
-    results = [p for _, side, p in activity_payloads(history) if side == "result"]
-    assert results and all(p.metadata["encoding"] == b"json/plain" for p in results)
     host("replay-text-results", {"counter": counter_agent()})
     replayer = Replayer(workflows=[AgentWorkflow], workflow_runner=workflow_runner(),
                         data_converter=data_converter(None))
@@ -152,8 +163,12 @@ def test_this_workers_activities_take_text_or_bytes_from_the_default_converter()
     """Temporal's default converter decodes a ``json/plain`` input to the text and a
     ``binary/plain`` one to the bytes under the activities' ``str | bytes`` hint."""
     converter = DataConverter.default.payload_converter
-    hints = AgentActivities.model_call.__annotations__
-    assert hints["payload"] == "str | bytes" and hints["return"] == "bytes"
+    for method in (AgentActivities.model_call, AgentActivities.tool_call,
+                   AgentActivities.guardrail_check, AgentActivities.recall,
+                   AgentActivities.session_load, AgentActivities.session_commit,
+                   AgentActivities.session_summaries):
+        hints = get_type_hints(method)
+        assert (hints["payload"], hints["return"]) == (str | bytes, bytes), method
     value = {"agent": "weather", "task": "x"}
     as_text = converter.to_payloads([pack(value)])
     as_bytes = converter.to_payloads([pack_bytes(value)])
