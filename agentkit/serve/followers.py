@@ -151,7 +151,10 @@ class Followers:
         found = []
         for record, (value, version) in zip(records, held, strict=True):
             owner = value.get("owner") if isinstance(value, dict) else None
-            if isinstance(owner, str) and owner != self.owner:
+            if isinstance(owner, str):
+                # This server's own key counts as followed: it is taken before the run's
+                # follower starts (starting a run, handing it a decision), and a sweep
+                # in between must not start a second follower on a newer version.
                 if owner not in known:
                     known[owner] = await self.alive(owner)
                 if known[owner]:

@@ -26,6 +26,7 @@ from agentkit.core.contracts.runs import RunRecord
 from agentkit.core.contracts.types import ToolCall
 from agentkit.core.testing import Turn
 from agentkit.integrations.temporal import AgentWorker
+from agentkit.serve.followers import Followers
 from agentkit.serve.temporal import TemporalEngine
 from agentkit.state.stores.memory import InMemoryStore
 from tests.serve.served import (
@@ -349,3 +350,19 @@ async def _beating(store: InMemoryStore, owner: str) -> None:
     while True:
         await store.set(f"agentkit:serve:alive:{owner}", {"at": time.time()})
         await asyncio.sleep(0.1)
+
+
+async def test_a_run_whose_follow_key_this_server_holds_is_not_an_orphan_to_it() -> None:
+    # Starting a run or handing it a decision takes the key before the follower starts;
+    # a sweep in between must not take the run over again (two followers of one run,
+    # the older of which then finds its key moved on and drops the run's event log).
+    store = InMemoryStore()
+    mine = Followers(store, owner="server-b", lease=30.0, sweep=1.0)
+    other = Followers(store, owner="server-a", lease=30.0, sweep=1.0)
+    record = RunRecord(run_id="r1", agent="support", status="running", scope="0:0",
+                       created=1.0, updated=1.0)
+    await store.put_run(record)
+    await mine.beat()
+    await mine.take("r1")
+    assert await mine.orphans([record]) == []
+    assert await other.orphans([record]) == []  # B beats: its run is followed
