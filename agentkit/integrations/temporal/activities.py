@@ -299,8 +299,8 @@ class AgentActivities:
         else:
             live.add(ToolResultEvent(job.call.id, job.call.name, outcome.content,
                                      outcome.is_error))
-        return pack_bytes(await _with_live(answer_fields({**outcome_fields(outcome), **checked},
-                                                   spent), live))
+        answered = answer_fields({**outcome_fields(outcome), **checked}, spent)
+        return pack_bytes(await _with_live(answered, live))
 
     @activity.defn(name=GUARDRAIL_ACTIVITY)
     async def guardrail_check(self, payload: str | bytes) -> bytes:
@@ -327,8 +327,8 @@ class AgentActivities:
                     live.add(GuardrailEvent(trip))
             elif value is not check.value:
                 answer["value"] = value
-        return pack_bytes(await _with_live(answer_fields(answer, _spent_since(ctx.budget, spent)),
-                                     live))
+        checked_answer = answer_fields(answer, _spent_since(ctx.budget, spent))
+        return pack_bytes(await _with_live(checked_answer, live))
 
     @activity.defn(name=RECALL_ACTIVITY)
     async def recall(self, payload: str | bytes) -> bytes:
