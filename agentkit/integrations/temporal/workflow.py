@@ -292,8 +292,8 @@ class AgentWorkflow:
         text = await activity(
             SESSION_COMMIT_ACTIVITY,
             pack_bytes({"scope": scope, "session": session, "version": run.session_version,
-                  "messages": run.messages[run.history_len:], "turn": run.key,
-                  "run_id": run.run_id}),
+                        "messages": run.messages[run.history_len:], "turn": run.key,
+                        "run_id": run.run_id}),
             options, summary=f"session {session}", heartbeat=False,
         )
         answer = unpack(text, "session commit")
