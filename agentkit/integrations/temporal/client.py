@@ -278,8 +278,7 @@ class TemporalAgents:
         """Which suspension the run is at: the count of results it had settled when it
         last suspended (1 at its first), from its memo; None for a run that never
         suspended (or began before the count was kept)."""
-        described = await self.client.get_workflow_handle(run_id).describe()
-        at = (await described.memo()).get(SUSPENDED_MEMO)
+        at = await self._looks.described(run_id)
         return at if isinstance(at, int) and not isinstance(at, bool) else None
 
     async def pending(self, run_id: str) -> Suspended | None:

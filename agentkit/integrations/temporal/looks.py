@@ -48,7 +48,7 @@ class SuspensionLooks:
     async def memo(self, run_id: str) -> Any:
         loop = asyncio.get_running_loop()
         if not _listable(run_id) or not self._lists:
-            return await self._described(run_id)
+            return await self.described(run_id)
         answer: asyncio.Future[Any] = loop.create_future()
         self._due.setdefault(run_id, []).append(answer)
         ticking = self._ticking
@@ -81,7 +81,7 @@ class SuspensionLooks:
                     self._lists = False
                 for run_id in chunk:
                     try:
-                        value = await self._described(run_id)
+                        value = await self.described(run_id)
                     except Exception as error:  # handed to its waiter
                         _settle(due[run_id], error=error)
                     else:
@@ -98,7 +98,9 @@ class SuspensionLooks:
             values[execution.id] = (await execution.memo()).get(self._key)
         return values
 
-    async def _described(self, run_id: str) -> Any:
+    async def described(self, run_id: str) -> Any:
+        """The value of ``key`` in the run's memo now, by a describe of its own (a run
+        that ended included)."""
         described = await self._client.get_workflow_handle(run_id).describe()
         return (await described.memo()).get(self._key)
 
