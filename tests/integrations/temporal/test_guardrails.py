@@ -266,6 +266,19 @@ async def test_a_trip_is_published_live_as_the_stream_shows_it(
     assert [e.kind for e in local_events] == ["tool_call", "step", "guardrail", "final"]
 
 
+async def _failure(client: Client, task_queue: str, agent: Agent, llm: FakeLLM, task: str,
+                   run_id: str) -> ApplicationError:
+    """What the run of ``agent`` on Temporal failed with (it must fail)."""
+    async with AgentWorker(client, task_queue=task_queue, agents=[agent],
+                           context=lambda: make_test_ctx(llm=llm)):
+        with pytest.raises(WorkflowFailureError) as failed:
+            await TemporalAgents(client, task_queue=task_queue).run("desk", task,
+                                                                    run_id=run_id)
+    cause = failed.value.cause
+    assert isinstance(cause, ApplicationError)
+    return cause
+
+
 async def test_a_guardrail_that_raises_fails_the_run_and_a_call_that_ran_is_not_rerun(
     client: Client, task_queue: str
 ) -> None:
@@ -286,24 +299,12 @@ async def test_a_guardrail_that_raises_fails_the_run_and_a_call_that_ran_is_not_
     agent = Agent("desk", "fake", "You help.", cognition=ReActCognition([notify]))
     llm = FakeLLM.script([Turn(tool_calls=(ToolCall("c1", "notify", {"to": "ann"}),))])
     ran.clear()
-    async with AgentWorker(client, task_queue=task_queue, agents=[agent],
-                           context=lambda: make_test_ctx(llm=llm)):
-        with pytest.raises(WorkflowFailureError) as failed:
-            await TemporalAgents(client, task_queue=task_queue).run("desk", "notify Ann",
-                                                                    run_id="run-g8")
-    cause = failed.value.cause
-    assert isinstance(cause, ApplicationError)
+    cause = await _failure(client, task_queue, agent, llm, "notify Ann", "run-g8")
     assert (cause.type, cause.message) == ("ValueError", "ValueError: the checker is down")
     assert ran == ["notify ann"]
     mail = Agent("desk", "fake", "You help.", cognition=ReActCognition([send]),
                  input_guardrails=[broken])
-    async with AgentWorker(client, task_queue=task_queue, agents=[mail],
-                           context=lambda: make_test_ctx(llm=llm)):
-        with pytest.raises(WorkflowFailureError) as failed:
-            await TemporalAgents(client, task_queue=task_queue).run("desk", "mail Ann",
-                                                                    run_id="run-g9")
-    cause = failed.value.cause
-    assert isinstance(cause, ApplicationError)
+    cause = await _failure(client, task_queue, mail, llm, "mail Ann", "run-g9")
     assert (cause.type, cause.message) == ("ValueError", "ValueError: the checker is down")
     with pytest.raises(ValueError, match="the checker is down"):
         await agent.run("notify Ann", make_test_ctx(llm=FakeLLM.script(
